@@ -1,0 +1,132 @@
+"""The contract every backend implements, and the array formulation NumPy-like libraries share.
+
+A backend is a module with `NAME`, `probe()`, `FORMULATIONS` (name -> Simulation subclass) and
+`DEFAULT_FORMULATION`. The rest of the course (command line, HDF5 output, benchmark, notebooks)
+only ever talks to a `Simulation`, so a new library or a faster kernel is one class, not a fork.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+from types import ModuleType
+from typing import ClassVar
+
+import numpy as np
+
+from ..model import initial_state, window_counts
+from ..parameters import Parameters
+
+
+@dataclasses.dataclass(frozen=True)
+class Probe:
+    """Whether a backend runs here: its version and device, or the reason and the fix."""
+
+    name: str
+    ok: bool
+    version: str | None = None
+    device: str | None = None
+    on_gpu: bool = False
+    reason: str | None = None
+
+    def describe(self) -> str:
+        if self.ok:
+            return f"{self.name} {self.version} on {self.device}"
+        return f"{self.name}: {self.reason}"
+
+
+class Simulation(abc.ABC):
+    """U and V of one Gray-Scott run, held on the backend's device, advanced step by step.
+
+    `advance` may return before the device is done (CuPy, JAX and cuPyNumeric queue work
+    asynchronously); `fetch` and `synchronize` wait for it, so they are where timings stop.
+    """
+
+    backend: ClassVar[str]
+    formulation: ClassVar[str]
+    #: float32 arrays of the grid's size alive at once during a step (state and temporaries):
+    #: sizes the memory check that runs before anything is allocated.
+    arrays_per_cell: ClassVar[int]
+
+    def __init__(self, params: Parameters, rows: int, cols: int):
+        self.params = params
+        self.rows = rows
+        self.cols = cols
+        self.steps_done = 0
+
+    def advance(self, steps: int) -> None:
+        """Run `steps` more time steps."""
+        if steps < 0:
+            raise ValueError(f"steps must be >= 0, got {steps}")
+        self._advance(steps)
+        self.steps_done += steps
+
+    @abc.abstractmethod
+    def _advance(self, steps: int) -> None: ...
+
+    @abc.abstractmethod
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        """Host (NumPy) copies of U and V, once the device has finished."""
+
+    def fetch_v(self) -> np.ndarray:
+        """Host copy of V alone: the image the course stores."""
+        return self.fetch()[1]
+
+    def synchronize(self) -> None:
+        """Wait until the device has finished every step queued so far."""
+
+    @classmethod
+    def bytes_needed(cls, rows: int, cols: int) -> int:
+        return cls.arrays_per_cell * rows * cols * np.dtype(np.float32).itemsize
+
+
+class PaddedSlices(Simulation):
+    """The straightforward array formulation, for any NumPy-like module `xp`.
+
+    U and V live in arrays one cell larger on each side whose border stays zero, so the window
+    sum is nine shifted slices and L(a) = window sum - (in-grid cells of the window) * a. Each
+    step writes the interior in place; every operator still makes a temporary array, which is
+    what makes this formulation slow on a GPU (about 30 kernel launches a step).
+    """
+
+    formulation = "slices"
+    arrays_per_cell = 12
+    xp: ClassVar[ModuleType]
+
+    def __init__(self, params: Parameters, rows: int, cols: int):
+        super().__init__(params, rows, cols)
+        xp = self.xp
+        u0, v0 = initial_state(rows, cols)
+        self._u = xp.zeros((rows + 2, cols + 2), dtype=np.float32)
+        self._v = xp.zeros((rows + 2, cols + 2), dtype=np.float32)
+        self._u[1:-1, 1:-1] = xp.asarray(u0)
+        self._v[1:-1, 1:-1] = xp.asarray(v0)
+        self._counts = xp.asarray(window_counts(rows, cols))
+
+    def _laplacian(self, padded):
+        rows, cols = self.rows, self.cols
+        window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+        return window_sum - self._counts * padded[1:-1, 1:-1]
+
+    def _step(self) -> None:
+        p = self.params
+        u = self._u[1:-1, 1:-1]
+        v = self._v[1:-1, 1:-1]
+        uvv = u * v * v
+        du = p.du * self._laplacian(self._u) - uvv + p.feed * (1 - u)
+        dv = p.dv * self._laplacian(self._v) + uvv - (p.feed + p.kill) * v
+        u += p.dt * du
+        v += p.dt * dv
+
+    def _advance(self, steps: int) -> None:
+        for _ in range(steps):
+            self._step()
+
+    def _to_host(self, a) -> np.ndarray:
+        return np.array(a, dtype=np.float32)
+
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        return self._to_host(self._u[1:-1, 1:-1]), self._to_host(self._v[1:-1, 1:-1])
+
+    def fetch_v(self) -> np.ndarray:
+        return self._to_host(self._v[1:-1, 1:-1])

@@ -1,0 +1,47 @@
+"""cuPyNumeric: NumPy's interface run by Legate, on one or many GPUs (or CPUs) without code changes."""
+
+import os
+import re
+
+from ..devices import gpus
+
+# Legate reads its resources once, at the first import: pin them (a shared GPU must not be taken
+# whole), unless the user or the kernel spec already chose.
+if gpus():
+    os.environ.setdefault("LEGATE_CONFIG", "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000")
+else:
+    os.environ.setdefault("LEGATE_CONFIG", "--cpus 1 --gpus 0 --sysmem 2000")
+
+import cupynumeric  # noqa: E402
+from legate.core import TaskTarget, get_machine  # noqa: E402
+
+from .base import PaddedSlices, Probe  # noqa: E402
+
+NAME = "cupynumeric"
+
+
+def _gpu_count() -> int:
+    return get_machine().count(TaskTarget.GPU)
+
+
+def probe() -> Probe:
+    version = cupynumeric.__version__
+    if _gpu_count():
+        return Probe(NAME, True, version, f"{_gpu_count()} GPU(s) through Legate", on_gpu=True)
+    return Probe(NAME, True, version, "CPU through Legate")
+
+
+def free_memory() -> int | None:
+    """The memory Legate was given (--fbmem on a GPU, --sysmem on the CPU), in bytes."""
+    option = "--fbmem" if _gpu_count() else "--sysmem"
+    found = re.search(rf"{option}[ =](\d+)", os.environ.get("LEGATE_CONFIG", ""))
+    return int(found.group(1)) * 2**20 if found else None
+
+
+class CupynumericSlices(PaddedSlices):
+    backend = NAME
+    xp = cupynumeric
+
+
+FORMULATIONS = {"slices": CupynumericSlices}
+DEFAULT_FORMULATION = "slices"

@@ -1,0 +1,193 @@
+"""`gs-course`: the school's Gray-Scott program on any backend, and a check of this machine."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import warnings
+
+from . import __version__, backends
+from .devices import gigabytes, gpus
+from .model import GridError
+from .output import FrameWriter, OutputError, check_writable
+from .parameters import PRESETS, Parameters
+from .runner import simulate
+
+#: Exit codes: bad input or an unusable backend (2), a failure during the run (1), interrupted (130).
+EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
+SCHOOL = Parameters()
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gs-course", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"gs-course {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    run = commands.add_parser(
+        "run",
+        help="simulate, optionally saving V images to HDF5",
+        description="Run the school's Gray-Scott model. Without -o nothing is written: V stays on "
+        "the device until the end (the benchmark's compute mode).",
+        epilog="exit codes: 0 done, 1 failed during the run, 2 bad input or backend unusable here, "
+        "130 interrupted (the output keeps every completed image)",
+    )
+    run.add_argument("-n", "--images", type=int, default=1000, help="images (default 1000)")
+    run.add_argument("-e", "--steps", type=int, default=32, help="steps between two images (default 32)")
+    run.add_argument("-r", "--rows", type=int, default=1080, help="rows (default 1080)")
+    run.add_argument("-c", "--cols", type=int, default=1920, help="columns (default 1920)")
+    run.add_argument("-o", "--output", help="HDF5 file for the V images (default: none)")
+    run.add_argument("-f", "--feed", type=float, help=f"feed rate F (default {SCHOOL.feed})")
+    run.add_argument("-k", "--kill", type=float, help=f"kill rate k (default {SCHOOL.kill})")
+    run.add_argument("-t", "--dt", type=float, help=f"time step (default {SCHOOL.dt})")
+    run.add_argument("--du", type=float, help=f"diffusion rate of U (default {SCHOOL.du})")
+    run.add_argument("--dv", type=float, help=f"diffusion rate of V (default {SCHOOL.dv})")
+    run.add_argument("--preset", default="spots", help=f"(F, k) preset: {', '.join(PRESETS)} (default spots)")
+    run.add_argument("--backend", help=f"{' | '.join(backends.BACKENDS)} (default: the fastest here)")
+    run.add_argument("--formulation", help="the backend's formulation (default: its own default)")
+    run.add_argument("--deflate", type=int, default=5, choices=range(10), metavar="0-9",
+                     help="HDF5 deflate level, 0 for none (default 5, as the school's programs)")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+
+    doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
+    doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
+    return parser
+
+
+class UsageError(Exception):
+    """Bad input: one line to the user, exit code 2."""
+
+
+def _parameters(args: argparse.Namespace) -> Parameters:
+    try:
+        base = PRESETS[args.preset]
+    except KeyError:
+        raise UsageError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}") from None
+    chosen = {name: getattr(args, name) for name in ("du", "dv", "feed", "kill", "dt") if getattr(args, name) is not None}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            params = base.replace(**chosen)
+        except (TypeError, ValueError) as err:
+            raise UsageError(str(err)) from None
+    for warning in caught:
+        print(f"gs-course: warning: {warning.message}", file=sys.stderr)
+    return params
+
+
+def _raise_interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
+def _run(args: argparse.Namespace) -> int:
+    for name in ("images", "steps"):
+        if getattr(args, name) < 1:
+            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
+    params = _parameters(args)
+    if args.output:
+        check_writable(args.output)
+    sim = backends.create(args.backend, params, args.rows, args.cols, args.formulation)
+    found = backends.probe(sim.backend)
+    print(
+        f"Gray-Scott {args.rows} x {args.cols}, {args.images} images x {args.steps} steps, "
+        f"F={params.feed} k={params.kill} dt={params.dt}, on {found.describe()} ({sim.formulation})"
+    )
+    writer = None
+    if args.output:
+        writer = FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
+                             deflate=args.deflate, backend=sim.backend, formulation=sim.formulation)
+    progress = _progress_bar(args.images, disabled=args.no_progress)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        with progress:
+            report = simulate(sim, args.images, args.steps, writer, on_image=lambda _: progress.update())
+    except KeyboardInterrupt:
+        kept = f"; {writer.path} keeps the {writer.written} completed images" if writer else ""
+        print(f"\ngs-course: interrupted after {progress.n} of {args.images} images{kept}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    finally:
+        if writer:
+            writer.close()
+    steady = report.steady_steps_per_s
+    print(
+        f"{report.steps} steps in {report.total_s:.2f} s: {report.steps / report.total_s:.0f} steps/s; "
+        f"first image {report.first_image_s:.2f} s (includes compilation)"
+        + (f", then {steady:.0f} steps/s" if steady else "")
+    )
+    if writer:
+        print(f"wrote {writer.written} images to {writer.path}")
+    return 0
+
+
+def _progress_bar(total: int, disabled: bool):
+    from tqdm import tqdm
+
+    return tqdm(total=total, unit="image", file=sys.stderr, disable=disabled or not sys.stderr.isatty())
+
+
+def _probe_isolated(name: str) -> backends.Probe:
+    """Probe in a child process: a library that aborts while starting cannot take doctor down."""
+    code = (
+        "import dataclasses, json, sys; from gs_course.backends import probe; "
+        f"json.dump(dataclasses.asdict(probe({name!r})), sys.stdout)"
+    )
+    try:
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        return backends.Probe(**json.loads(done.stdout))
+    except (subprocess.TimeoutExpired, json.JSONDecodeError) as err:
+        detail = getattr(err, "stderr", None) or str(err)
+        last = (detail.strip().splitlines() or ["no output"])[-1]
+        return backends.Probe(name, False, reason=f"crashed while loading: {last}")
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    print(f"Python {platform.python_version()} ({sys.executable}), gs-course {__version__}")
+    for gpu in gpus():
+        print(
+            f"GPU {gpu.index}: {gpu.name}, driver {gpu.driver}, CUDA {gpu.cuda}, "
+            f"{gigabytes(gpu.memory_total)} total, {gigabytes(gpu.memory_free)} free"
+        )
+    if not gpus():
+        print("GPU: none found (no NVIDIA driver, or nvidia-smi sees no GPU): the course runs on the CPU, smaller grids")
+    probes = [_probe_isolated(name) for name in backends.BACKENDS]
+    print("Backends:")
+    for found in probes:
+        status = f"runs on {found.device}" if found.ok else f"does not run here: {found.reason}"
+        print(f"  {found.name:<12} {found.version or '-':<10} {status}")
+    print("Settings for a shared GPU:")
+    preallocate = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE")
+    print(f"  XLA_PYTHON_CLIENT_PREALLOCATE={preallocate or '(unset)'}"
+          + ("" if preallocate == "false" else "  -> gs_course sets false when it loads JAX; set it for other code too"))
+    legate = os.environ.get("LEGATE_CONFIG")
+    print(f"  LEGATE_CONFIG={legate or '(unset)'}"
+          + ("" if legate else "  -> gs_course pins 1 GPU, 2 CPUs, 4000 MB of GPU memory at the first import"))
+    on_gpu = [found.name for found in probes if found.on_gpu]
+    if args.require_gpu and not on_gpu:
+        print("gs-course: error: --require-gpu: no backend runs on a GPU here", file=sys.stderr)
+        return EXIT_FAILURE
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    command = _run if args.command == "run" else _doctor
+    try:
+        return command(args)
+    except (UsageError, GridError, backends.BackendError, OutputError) as err:
+        print(f"gs-course: error: {err}", file=sys.stderr)
+        return EXIT_USAGE
+    except Exception as err:
+        if "out of memory" in str(err).lower() or "resource_exhausted" in str(err).lower():
+            print(f"gs-course: error: the device ran out of memory ({type(err).__name__}); try a smaller "
+                  "grid with -r and -c, or free the GPU (nvidia-smi shows who holds it)", file=sys.stderr)
+            return EXIT_FAILURE
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+"""What hardware is here: NVIDIA GPUs as the driver reports them, and free host memory.
+
+Asks `nvidia-smi` rather than a CUDA library, so it answers even where no GPU library is
+installed, and never starts a CUDA context (which would take memory on a shared GPU).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import subprocess
+
+
+@dataclasses.dataclass(frozen=True)
+class Gpu:
+    index: int
+    name: str
+    driver: str
+    cuda: str  # the newest CUDA version the driver supports
+    memory_total: int  # bytes
+    memory_free: int  # bytes
+
+
+def _nvidia_smi(*args: str) -> str | None:
+    try:
+        done = subprocess.run(["nvidia-smi", *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+@functools.cache
+def gpus() -> tuple[Gpu, ...]:
+    """The NVIDIA GPUs the driver sees, or () without a driver or a GPU."""
+    table = _nvidia_smi(
+        "--query-gpu=index,name,driver_version,memory.total,memory.free",
+        "--format=csv,noheader,nounits",
+    )
+    if not table:
+        return ()
+    banner = _nvidia_smi() or ""
+    cuda = re.search(r"CUDA Version:\s*([\d.]+)", banner)
+    found = []
+    for line in table.strip().splitlines():
+        index, name, driver, total, free = (field.strip() for field in line.split(","))
+        found.append(
+            Gpu(int(index), name, driver, cuda.group(1) if cuda else "?", int(total) * 2**20, int(free) * 2**20)
+        )
+    return tuple(found)
+
+
+def host_memory_available() -> int:
+    """Bytes of RAM the kernel says a new program can take (MemAvailable)."""
+    with open("/proc/meminfo") as meminfo:
+        for line in meminfo:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("/proc/meminfo has no MemAvailable line")
+
+
+def gigabytes(n: int) -> str:
+    return f"{n / 1e9:.2f} GB" if n < 1e11 else f"{n / 1e9:.0f} GB"

@@ -1,0 +1,114 @@
+"""HDF5 output in the school's format: one float32 dataset `matrix` of shape (images, rows, cols).
+
+One chunk per image, deflate level 5, as the Rust port writes and its image converter reads. The
+file is valid after every image: a run that stops early (Ctrl-C, an exception, a full disk) keeps
+each completed image, the dataset shrinks to them, and `images_written` says how many.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from . import __version__
+from .parameters import Parameters
+
+DATASET = "matrix"
+#: HDF5 refuses chunks of 4 GiB or more: very large frames are split into bands of rows.
+MAX_CHUNK_BYTES = 2**31
+
+
+class OutputError(OSError):
+    """The output file cannot be created or written."""
+
+
+def check_writable(path: str | os.PathLike) -> Path:
+    """Fail before any computation when the output cannot be created, saying why."""
+    path = Path(path)
+    folder = path.parent if str(path.parent) else Path(".")
+    if path.is_dir():
+        raise OutputError(f"output {path} is a folder: give a file name, e.g. -o {path / 'output.h5'}")
+    if not folder.is_dir():
+        raise OutputError(f"cannot write {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise OutputError(f"cannot write {path}: permission denied; choose another path with -o")
+    return path
+
+
+class FrameWriter:
+    """Writes V images one by one; use as a context manager so an early stop still closes the file."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        images: int,
+        rows: int,
+        cols: int,
+        params: Parameters,
+        steps_per_image: int,
+        deflate: int | None = 5,
+        **attributes,
+    ):
+        self.path = check_writable(path)
+        self.images = images
+        self.written = 0
+        try:
+            self._file = h5py.File(self.path, "w")
+        except OSError as err:
+            raise OutputError(f"cannot write {self.path}: {err}") from err
+        chunk_rows = max(1, min(rows, MAX_CHUNK_BYTES // (cols * 4)))
+        self._dataset = self._file.create_dataset(
+            DATASET,
+            shape=(images, rows, cols),
+            maxshape=(images, rows, cols),
+            dtype=np.float32,
+            chunks=(1, chunk_rows, cols),
+            compression="gzip" if deflate else None,
+            compression_opts=deflate or None,
+        )
+        attrs = self._dataset.attrs
+        for name, value in vars(params).items():
+            attrs[name] = value
+        attrs.update(
+            nbimage=images,
+            nbextrastep=steps_per_image,
+            images_written=0,
+            complete=False,
+            gs_course_version=__version__,
+            **attributes,
+        )
+
+    def write(self, frame: np.ndarray) -> None:
+        """Append one image and flush, so that a crash after this line cannot lose it."""
+        if self.written >= self.images:
+            raise OutputError(f"{self.path} already holds its {self.images} images")
+        self._dataset[self.written] = frame
+        self.written += 1
+        self._dataset.attrs["images_written"] = self.written
+        self._file.flush()
+
+    def close(self) -> None:
+        if not self._file:
+            return
+        try:
+            if self.written < self.images:
+                self._dataset.resize(self.written, axis=0)
+            self._dataset.attrs["complete"] = self.written == self.images
+        finally:
+            self._file.close()
+
+    def __enter__(self) -> FrameWriter:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+def read_frames(path: str | os.PathLike) -> tuple[np.ndarray, dict]:
+    """The images and attributes of a file written by FrameWriter (or by the school's programs)."""
+    with h5py.File(path, "r") as f:
+        dataset = f[DATASET]
+        return dataset[()], dict(dataset.attrs)

@@ -1,0 +1,59 @@
+"""Run a simulation image by image, timing compilation apart from the steps, saving each image."""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+
+from .backends import Simulation
+from .output import FrameWriter
+
+
+@dataclasses.dataclass
+class RunReport:
+    images: int  # images completed
+    steps_per_image: int
+    first_image_s: float  # the first image, which includes JIT compilation and warm-up
+    total_s: float
+
+    @property
+    def steps(self) -> int:
+        return self.images * self.steps_per_image
+
+    @property
+    def steady_steps_per_s(self) -> float | None:
+        """Steps per second after the first image (None when there is only one image)."""
+        rest = self.total_s - self.first_image_s
+        if self.images < 2 or rest <= 0:
+            return None
+        return (self.images - 1) * self.steps_per_image / rest
+
+
+def simulate(
+    simulation: Simulation,
+    images: int,
+    steps_per_image: int,
+    writer: FrameWriter | None = None,
+    on_image: Callable[[int], None] | None = None,
+) -> RunReport:
+    """Advance `images` x `steps_per_image` steps; with a writer, store V after each image.
+
+    Without a writer V stays on the device until the end (the benchmark's compute mode); the
+    clock still stops only once the device has finished.
+    """
+    report = RunReport(0, steps_per_image, 0.0, 0.0)
+    start = time.perf_counter()
+    for image in range(images):
+        simulation.advance(steps_per_image)
+        if writer is not None:
+            writer.write(simulation.fetch_v())
+        if image == 0 or image == images - 1:
+            simulation.synchronize()
+        report.images = image + 1
+        report.total_s = time.perf_counter() - start
+        if image == 0:
+            report.first_image_s = report.total_s
+        if on_image is not None:
+            on_image(image)
+    return report
