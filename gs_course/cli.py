@@ -13,7 +13,7 @@ import sys
 import warnings
 
 from . import __version__, backends
-from .devices import gigabytes, gpus
+from .devices import default_legate_config, gigabytes, gpus
 from .model import GridError
 from .output import FrameWriter, OutputError, check_writable
 from .parameters import PRESETS, Parameters
@@ -165,7 +165,7 @@ def _doctor(args: argparse.Namespace) -> int:
           + ("" if preallocate == "false" else "  -> gs_course sets false when it loads JAX; set it for other code too"))
     legate = os.environ.get("LEGATE_CONFIG")
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
-          + ("" if legate else "  -> gs_course pins 1 GPU, 2 CPUs, 4000 MB of GPU memory at the first import"))
+          + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
     on_gpu = [found.name for found in probes if found.on_gpu]
     if args.require_gpu and not on_gpu:
         print("gs-course: error: --require-gpu: no backend runs on a GPU here", file=sys.stderr)

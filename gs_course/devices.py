@@ -50,6 +50,13 @@ def gpus() -> tuple[Gpu, ...]:
     return tuple(found)
 
 
+def default_legate_config() -> str:
+    """Resources for Legate when LEGATE_CONFIG is unset: a share of one GPU, never the whole card."""
+    if gpus():
+        return "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000"
+    return "--cpus 1 --gpus 0 --sysmem 2000"
+
+
 def host_memory_available() -> int:
     """Bytes of RAM the kernel says a new program can take (MemAvailable)."""
     with open("/proc/meminfo") as meminfo:

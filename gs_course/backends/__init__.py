@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 from types import ModuleType
 
 from ..devices import gigabytes, gpus, host_memory_available
@@ -26,8 +27,14 @@ _INSTALL_HINT = {
     "numpy": "pip install numpy",
     "jax": "pip install jax (add the course's cuda12 or cuda13 extra for the GPU)",
     "cupy": "pip install 'gs-course[cuda12]' (or [cuda13]) on a machine with an NVIDIA GPU",
-    "cupynumeric": "pip install 'gs-course[cuda12]' (or [cuda13]); without an NVIDIA driver it "
-    "also needs libcuda.so.1 on LD_LIBRARY_PATH (README: 'cuPyNumeric without a GPU')",
+    "cupynumeric": "pip install 'gs-course[cuda12]' (or [cuda13]), or [cpu-cupynumeric] without a GPU",
+}
+_LOAD_HINT = {
+    "cupynumeric": "Legate needs libcuda.so.1, which an NVIDIA driver provides; without a GPU, "
+    "put Debian's libcuda1 on LD_LIBRARY_PATH (README: 'cuPyNumeric without a GPU')",
+    "cupy": "check the NVIDIA driver and that the cupy-cuda1Nx wheel matches its CUDA version",
+    "jax": "reinstall jax and jaxlib at the same version",
+    "numpy": "reinstall numpy",
 }
 
 
@@ -54,8 +61,10 @@ def probe(name: str) -> Probe:
     try:
         module = load(name)
     except (ImportError, OSError) as err:
+        if importlib.util.find_spec(name) is None:  # each backend is named after its library
+            return Probe(name, False, reason=f"not installed; to install: {_INSTALL_HINT[name]}")
         detail = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        return Probe(name, False, reason=f"cannot be loaded ({detail}); to install: {_INSTALL_HINT[name]}")
+        return Probe(name, False, reason=f"installed but cannot load ({detail}); {_LOAD_HINT[name]}")
     return module.probe()
 
 

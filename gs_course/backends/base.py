@@ -123,7 +123,8 @@ class PaddedSlices(Simulation):
             self._step()
 
     def _to_host(self, a) -> np.ndarray:
-        return np.array(a, dtype=np.float32)
+        """A NumPy copy: the state keeps changing under a view."""
+        return np.asarray(a).copy()
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         return self._to_host(self._u[1:-1, 1:-1]), self._to_host(self._v[1:-1, 1:-1])

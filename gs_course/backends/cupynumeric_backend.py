@@ -3,14 +3,12 @@
 import os
 import re
 
-from ..devices import gpus
+from ..devices import default_legate_config
 
 # Legate reads its resources once, at the first import: pin them (a shared GPU must not be taken
-# whole), unless the user or the kernel spec already chose.
-if gpus():
-    os.environ.setdefault("LEGATE_CONFIG", "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000")
-else:
-    os.environ.setdefault("LEGATE_CONFIG", "--cpus 1 --gpus 0 --sysmem 2000")
+# whole, and without any setting Legate aborts on a machine with no GPU), unless the user or the
+# kernel spec already chose.
+os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 
 import cupynumeric  # noqa: E402
 from legate.core import TaskTarget, get_machine  # noqa: E402

@@ -2,8 +2,13 @@
 
 import os
 
+from ..devices import gpus
+
 # A shared GPU: without this, JAX takes 75 % of the card's memory the moment it starts.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+if not gpus():
+    # No NVIDIA driver: go straight to the CPU, without JAX's warning about a missing GPU plugin.
+    os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
 from functools import partial  # noqa: E402
 

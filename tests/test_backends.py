@@ -1,0 +1,138 @@
+"""Every backend against the float64 reference, on odd non-square grids, with dt != 1.
+
+Tolerance: ATOL = 2e-5 on U and V (values in [0, 1]). Evaluating the model in float32 instead of
+float64 moves the state by about 1e-6 after these 300 steps (asserted below, so the margin cannot
+silently vanish); backends also sum the window in another order than the reference (window sum
+minus counts * a), so we allow 20 times that. A wrong model is four or more orders of magnitude
+further off (asserted below too): the tolerance tells right from wrong.
+"""
+
+import numpy as np
+import pytest
+
+from gs_course import backends
+from gs_course.model import laplacian, reference_run, reference_step
+from gs_course.parameters import Parameters
+
+ATOL = 2e-5
+STEPS = 300
+PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
+GRIDS = [(37, 53), (61, 24)]
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return {grid: reference_run(*grid, STEPS, PARAMS) for grid in GRIDS}
+
+
+def test_the_pattern_has_spread(reference):
+    """The test grids are not trivially close to the initial state: V has grown over much of them."""
+    for _, v in reference.values():
+        assert (v > 0.01).mean() > 0.25
+
+
+def test_float32_rounding_is_well_inside_the_tolerance(reference):
+    for grid, (u, v) in reference.items():
+        u32, v32 = reference_run(*grid, STEPS, PARAMS, np.float32)
+        assert max(np.abs(u32 - u).max(), np.abs(v32 - v).max()) < ATOL / 10
+
+
+def _prototype_dt_bug(u, v, p):
+    """The course prototype's vmap version: dt applied to the feed term only."""
+    uvv = u * v * v
+    return (u + p.du * laplacian(u) - uvv + p.dt * p.feed * (1 - u),
+            v + p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v)
+
+
+def _wrapped_boundary(u, v, p):
+    """Periodic neighbours instead of left-out ones."""
+    def lap(a):
+        return sum(np.roll(a, (i, j), (0, 1)) for i in (-1, 0, 1) for j in (-1, 0, 1)) - 9 * a
+    uvv = u * v * v
+    return (u + p.dt * (p.du * lap(u) - uvv + p.feed * (1 - u)),
+            v + p.dt * (p.dv * lap(v) + uvv - (p.feed + p.kill) * v))
+
+
+@pytest.mark.parametrize("wrong_step", [_prototype_dt_bug, _wrapped_boundary])
+def test_a_wrong_model_is_far_outside_the_tolerance(reference, wrong_step):
+    grid = GRIDS[0]
+    from gs_course.model import initial_state
+
+    u, v = initial_state(*grid, np.float64)
+    for _ in range(STEPS):
+        u, v = wrong_step(u, v, PARAMS)
+    assert np.abs(v - reference[grid][1]).max() > 1e4 * ATOL or np.abs(u - reference[grid][0]).max() > 1e4 * ATOL
+
+
+@pytest.mark.parametrize("grid", GRIDS)
+def test_backend_matches_the_reference(backend, reference, grid):
+    sim = backends.create(backend, PARAMS, *grid)
+    sim.advance(STEPS)
+    u, v = sim.fetch()
+    assert isinstance(u, np.ndarray) and u.dtype == v.dtype == np.float32 and u.shape == v.shape == grid
+    ref_u, ref_v = reference[grid]
+    np.testing.assert_allclose(u, ref_u, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(v, ref_v, rtol=0, atol=ATOL)
+    assert sim.steps_done == STEPS
+
+
+def test_backend_advances_the_same_in_pieces(backend, reference):
+    grid = GRIDS[0]
+    sim = backends.create(backend, PARAMS, *grid)
+    for steps in (1, 0, 99, 200):
+        sim.advance(steps)
+    sim.synchronize()
+    np.testing.assert_allclose(sim.fetch_v(), reference[grid][1], rtol=0, atol=ATOL)
+
+
+def test_backend_first_step_is_the_reference_step(backend):
+    sim = backends.create(backend, PARAMS, 20, 17)
+    sim.advance(1)
+    from gs_course.model import initial_state
+
+    expected = reference_step(*initial_state(20, 17, np.float64), PARAMS)
+    for got, want in zip(sim.fetch(), expected):
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
+
+
+def test_unknown_backend_lists_the_backends():
+    with pytest.raises(backends.BackendError, match=r"unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy; working here: numpy"):
+        backends.create("numba", PARAMS, 20, 20)
+
+
+def test_unknown_formulation_lists_the_formulations():
+    with pytest.raises(backends.BackendError, match="backend numpy has no formulation 'magic'; it has slices"):
+        backends.create("numpy", PARAMS, 20, 20, "magic")
+
+
+def test_negative_steps_are_refused():
+    with pytest.raises(ValueError, match="steps must be >= 0"):
+        backends.create("numpy", PARAMS, 20, 20).advance(-1)
+
+
+def test_a_grid_too_large_names_the_largest_that_fits():
+    free, _ = backends.free_memory("numpy")
+    simulation = backends.formulation_class("numpy")
+    rows = cols = int((2 * free / simulation.bytes_needed(1, 1)) ** 0.5)
+    with pytest.raises(backends.BackendError, match=r"needs about .* free; the largest grid of this shape that fits is -r (\d+) -c (\d+)") as caught:
+        backends.create("numpy", PARAMS, rows, cols)
+    fit_rows, fit_cols = map(int, caught.value.args[0].split("-r ")[1].split(" -c "))
+    assert simulation.bytes_needed(fit_rows, fit_cols) <= free < simulation.bytes_needed(fit_rows + 2, fit_cols + 2)
+
+
+def test_default_backend_runs_on_the_gpu_when_there_is_one():
+    name = backends.default_backend()
+    assert backends.probe(name).ok
+    assert backends.probe(name).on_gpu == any(backends.probe(n).on_gpu for n in backends.GPU_PREFERENCE)
+
+
+@pytest.mark.gpu
+def test_gpu_backend_matches_the_reference_on_the_school_grid(gpu_backend):
+    """The full 1080 x 1920 grid, 200 steps, checked against the float64 reference."""
+    p = Parameters(dt=0.9)
+    ref_u, ref_v = reference_run(1080, 1920, 200, p)
+    sim = backends.create(gpu_backend, p, 1080, 1920)
+    sim.advance(200)
+    u, v = sim.fetch()
+    np.testing.assert_allclose(v, ref_v, rtol=0, atol=ATOL)
+    np.testing.assert_allclose(u, ref_u, rtol=0, atol=ATOL)

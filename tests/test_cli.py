@@ -1,0 +1,122 @@
+"""The command line: a run that writes what it says, one clear line and exit code 2 for bad input."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from gs_course import backends
+from gs_course.cli import main
+from gs_course.model import reference_run
+from gs_course.output import read_frames
+from gs_course.parameters import Parameters
+
+SMALL = ["-r", "20", "-c", "30", "--backend", "numpy", "--no-progress"]
+
+
+def test_run_writes_the_images_and_reports_the_speed(tmp_path, capsys):
+    out = tmp_path / "gs.h5"
+    code = main(["run", "-n", "3", "-e", "10", "-t", "0.5", "-f", "0.03", "-k", "0.06", "-o", str(out), *SMALL])
+    printed = capsys.readouterr().out
+    assert code == 0
+    assert "Gray-Scott 20 x 30, 3 images x 10 steps, F=0.03 k=0.06 dt=0.5, on numpy" in printed
+    assert "30 steps in" in printed and "steps/s" in printed and "(includes compilation)" in printed
+    assert f"wrote 3 images to {out}" in printed
+    frames, attrs = read_frames(out)
+    assert frames.shape == (3, 20, 30) and attrs["dt"] == 0.5 and attrs["complete"]
+    _, v = reference_run(20, 30, 30, Parameters(feed=0.03, kill=0.06, dt=0.5))
+    np.testing.assert_allclose(frames[-1], v, rtol=0, atol=2e-5)
+
+
+def test_preset_and_default_backend(capsys):
+    assert main(["run", "-n", "1", "-e", "2", "-r", "16", "-c", "16", "--preset", "maze", "--no-progress"]) == 0
+    printed = capsys.readouterr().out
+    assert "F=0.029 k=0.057" in printed and f"on {backends.default_backend()}" in printed
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["-r", "0"], "rows must be at least 16"),
+        (["-c", "-5"], "columns must be at least 16"),
+        (["-n", "0"], "--images must be at least 1"),
+        (["-e", "-1"], "--steps must be at least 1"),
+        (["-t", "0"], "dt must be > 0"),
+        (["-f", "nan"], "feed must be finite"),
+        (["--preset", "stripes"], "unknown preset 'stripes'; choose one of spots"),
+        (["--backend", "numba"], "unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy; working here: numpy"),
+        (["--formulation", "magic"], "backend numpy has no formulation 'magic'"),
+        (["-r", "3000000", "-c", "3000000"], "the largest grid of this shape that fits is -r"),
+        (["-o", "/no/such/folder/out.h5"], "cannot write /no/such/folder/out.h5: folder /no/such/folder does not exist"),
+        (["-o", "/"], "output / is a folder"),
+    ],
+)
+def test_bad_input_gets_one_clear_line(args, message, capsys):
+    base = ["run", "-n", "1", "-e", "1", "-r", "20", "-c", "20", "--backend", "numpy", "--no-progress"]
+    assert main(base + args) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.startswith("gs-course: error: ") and err.count("\n") == 1
+
+
+def test_a_backend_that_cannot_run_here_lists_those_that_can(capsys):
+    missing = next((name for name in backends.BACKENDS if not backends.probe(name).ok), None)
+    if missing is None:
+        pytest.skip("every backend runs here")
+    assert main(["run", "-n", "1", "-e", "1", "-r", "16", "-c", "16", "--backend", missing]) == 2
+    err = capsys.readouterr().err
+    assert f"backend {missing} cannot run here" in err and "to install:" in err and "working here: numpy" in err
+
+
+def test_unstable_time_step_warns_in_one_line(capsys):
+    assert main(["run", "-n", "1", "-e", "1", "-t", "2", *SMALL]) == 0
+    assert "gs-course: warning: dt = 2.0 is above the stable limit 1.67" in capsys.readouterr().err
+
+
+def _start(tmp_path, *args):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    return subprocess.Popen([sys.executable, "-m", "gs_course.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_a_stopped_run_exits_130_and_keeps_its_images(tmp_path, sig):
+    out = tmp_path / "stopped.h5"
+    proc = _start(tmp_path, "run", "-n", "100000", "-e", "1", "-o", str(out), *SMALL)
+    deadline = time.time() + 60
+    while time.time() < deadline and not out.exists():
+        time.sleep(0.1)
+    time.sleep(1.0)
+    proc.send_signal(sig)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    frames, attrs = read_frames(out)
+    assert 0 < len(frames) == attrs["images_written"] < 100000 and not attrs["complete"]
+    assert f"keeps the {len(frames)} completed images" in err and "Traceback" not in err
+
+
+def test_doctor_lists_every_backend_and_the_shared_gpu_settings():
+    done = subprocess.run([sys.executable, "-m", "gs_course.cli", "doctor"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    for name in backends.BACKENDS:
+        assert f"  {name} " in done.stdout
+    assert "runs on CPU" in done.stdout  # numpy at least
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=" in done.stdout and "LEGATE_CONFIG=" in done.stdout
+
+
+def test_doctor_require_gpu_fails_without_one():
+    done = subprocess.run([sys.executable, "-m", "gs_course.cli", "doctor", "--require-gpu"],
+                          capture_output=True, text=True, timeout=600)
+    has_gpu = any(backends.probe(name).on_gpu for name in backends.GPU_PREFERENCE)
+    assert done.returncode == (0 if has_gpu else 1)
+    if not has_gpu:
+        assert "no backend runs on a GPU here" in done.stderr
+
+
+def test_console_script_is_installed():
+    script = os.path.join(os.path.dirname(sys.executable), "gs-course")
+    done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout.startswith("gs-course ")
