@@ -31,11 +31,3 @@ def backend(request) -> str:
     _usable(request.param)
     return request.param
 
-
-@pytest.fixture
-def gpu_backend() -> str:
-    """A backend that runs on a GPU, or a skip that says there is no GPU."""
-    for name in backends.GPU_PREFERENCE:
-        if backends.probe(name).on_gpu:
-            return name
-    pytest.skip("no GPU")

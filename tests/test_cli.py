@@ -2,8 +2,10 @@
 
 import os
 import signal
+import shutil
 import subprocess
 import sys
+import sysconfig
 import time
 
 import numpy as np
@@ -117,6 +119,7 @@ def test_doctor_require_gpu_fails_without_one():
 
 
 def test_console_script_is_installed():
-    script = os.path.join(os.path.dirname(sys.executable), "gs-course")
+    script = shutil.which("gs-course", path=os.pathsep.join([os.path.dirname(sys.executable), sysconfig.get_path("scripts")]))
+    assert script, "gs-course is not installed: pip install -e ."
     done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("gs-course ")
