@@ -80,8 +80,25 @@ def _parameters(args: argparse.Namespace) -> Parameters:
     return params
 
 
-def _raise_interrupt(signum, frame):
-    raise KeyboardInterrupt
+class _StopBetweenImages:
+    """Ctrl-C or SIGTERM: finish the image under way, then stop; a second signal stops at once.
+
+    Stopping between images means a signal never lands in the middle of an HDF5 write.
+    """
+
+    def __init__(self):
+        self.requested = False
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(signum, self._request)
+
+    def _request(self, signum, frame):
+        if self.requested:
+            raise KeyboardInterrupt
+        self.requested = True
+
+    def check(self) -> None:
+        if self.requested:
+            raise KeyboardInterrupt
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -102,13 +119,21 @@ def _run(args: argparse.Namespace) -> int:
         writer = FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
                              deflate=args.deflate, backend=sim.backend, formulation=sim.formulation)
     progress = _progress_bar(args.images, disabled=args.no_progress)
-    signal.signal(signal.SIGTERM, _raise_interrupt)
+    stop = _StopBetweenImages()
+    completed = 0
+
+    def on_image(_):
+        nonlocal completed
+        completed += 1
+        progress.update()
+        stop.check()
+
     try:
         with progress:
-            report = simulate(sim, args.images, args.steps, writer, on_image=lambda _: progress.update())
+            report = simulate(sim, args.images, args.steps, writer, on_image)
     except KeyboardInterrupt:
         kept = f"; {writer.path} keeps the {writer.written} completed images" if writer else ""
-        print(f"\ngs-course: interrupted after {progress.n} of {args.images} images{kept}", file=sys.stderr)
+        print(f"\ngs-course: interrupted after {completed} of {args.images} images{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
     finally:
         if writer:

@@ -87,7 +87,7 @@ class FrameWriter:
             raise OutputError(f"{self.path} already holds its {self.images} images")
         self._dataset[self.written] = frame
         self.written += 1
-        self._dataset.attrs["images_written"] = self.written
+        self._dataset.attrs.modify("images_written", self.written)  # in place: never absent
         self._file.flush()
 
     def close(self) -> None:

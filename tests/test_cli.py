@@ -97,7 +97,8 @@ def test_a_stopped_run_exits_130_and_keeps_its_images(tmp_path, sig):
     assert proc.returncode == 130, err
     frames, attrs = read_frames(out)
     assert 0 < len(frames) == attrs["images_written"] < 100000 and not attrs["complete"]
-    assert f"keeps the {len(frames)} completed images" in err and "Traceback" not in err
+    assert f"interrupted after {len(frames)} of 100000 images; {out} keeps the {len(frames)} completed images" in err
+    assert "Traceback" not in err
 
 
 def test_doctor_lists_every_backend_and_the_shared_gpu_settings():
