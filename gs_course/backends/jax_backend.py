@@ -19,7 +19,7 @@ from jax import lax  # noqa: E402
 
 from ..model import initial_state, window_counts  # noqa: E402
 from ..parameters import Parameters  # noqa: E402
-from .base import Probe, Simulation  # noqa: E402
+from .base import WINDOW_OFFSETS, Probe, Simulation  # noqa: E402
 
 NAME = "jax"
 
@@ -43,7 +43,7 @@ def laplacian(a, counts):
     """L(a) = window sum with zeros outside the grid - in-grid window cells * a."""
     rows, cols = a.shape
     padded = jnp.pad(a, 1)
-    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    window_sum = sum(padded[i : i + rows, j : j + cols] for i, j in WINDOW_OFFSETS)
     return window_sum - counts * a
 
 
