@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 from . import __version__, backends
 from .devices import default_legate_config, gigabytes, gpus
@@ -53,6 +54,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--deflate", type=int, default=5, choices=range(10), metavar="0-9",
                      help="HDF5 deflate level, 0 for none (default 5, as the school's programs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+
+    transfer = commands.add_parser(
+        "transfer",
+        help="measure host<->GPU copies against the GPU's own memory (the PCIe toll)",
+        description="Measure copy bandwidth and latency between host and GPU (pageable and pinned), "
+        "the GPU's own copy bandwidth and an overlapped pipeline; print the table, save a figure and a "
+        "JSON of the raw numbers. Without a GPU, show the figures recorded on the course's H200.",
+    )
+    transfer.add_argument("--max-size", type=int, default=1024, metavar="MIB",
+                          help="largest copy in MiB (default 1024; smaller on small GPUs)")
+    transfer.add_argument("--out", default=".", help="folder for transfer.json and transfer.png (default .)")
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
@@ -198,9 +210,36 @@ def _doctor(args: argparse.Namespace) -> int:
     return 0
 
 
+def _transfer(args: argparse.Namespace) -> int:
+    from . import transfer
+
+    if args.max_size < 1:
+        raise UsageError(f"--max-size must be at least 1 MiB, got {args.max_size}")
+    out = Path(args.out)
+    if not out.is_dir():
+        raise UsageError(f"--out {out} is not a folder")
+    try:
+        results = transfer.measure(args.max_size * transfer.MIB, log=lambda m: print(f"  {m}", file=sys.stderr))
+    except transfer.NoGPU as err:
+        results = transfer.recorded()
+        note = f"recorded on the course's {results['machine']['gpu']}, not this machine"
+        print(f"{err}\nNothing was measured here. The course's GPU recorded, on {results['recorded']}:\n")
+        print(transfer.table(results))
+        figure = out / "transfer-recorded.png"
+        transfer.figure(results, note).savefig(figure, dpi=120)
+        print(f"\nsaved the recorded figures to {figure}")
+        return 0
+    print(transfer.table(results))
+    json_path = transfer.save(results, out / "transfer.json")
+    figure = out / "transfer.png"
+    transfer.figure(results).savefig(figure, dpi=120)
+    print(f"\nsaved {json_path} and {figure}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = _run if args.command == "run" else _doctor
+    command = {"run": _run, "doctor": _doctor, "transfer": _transfer}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

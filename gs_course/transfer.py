@@ -1,0 +1,377 @@
+"""The PCIe toll: how fast data crosses between host and GPU, next to the GPU's own memory.
+
+The GPU day's first lesson is a number: an H200 reads and writes its own memory at about 4 TB/s
+but is fed through a link of tens of GB/s. `measure()` times, on this machine's GPU (with CuPy):
+
+- host -> device and device -> host copies from 4 KiB to 1 GiB, from pageable (ordinary NumPy)
+  and from pinned (page-locked) host memory, and the latency of a 4-byte copy;
+- a device -> device copy (the GPU's own bandwidth, counting bytes read and written);
+- how long an asynchronous copy call blocks Python, from pinned and from pageable memory;
+- one Gray-Scott image (1080 x 1920 float32) brought back, to price "V every step" against
+  "V once" for the course benchmark's 32,000 steps;
+- a pipeline of chunks (copy in, kernel, copy out), first on one stream, then spread over three
+  so that the copies of one chunk overlap the kernel of another.
+
+Every time is the median of several runs after warm-up, with the stream synchronised (wall clock)
+or measured with CUDA events (device copy, pipeline). Without a GPU, `recorded()` gives the
+figures measured on the course's H200, labelled as such: never invented numbers.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import platform
+import statistics
+import time
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from . import __version__
+
+SCHEMA = 1
+KIB, MIB, GIB = 2**10, 2**20, 2**30
+#: Transfer sizes: 4 KiB to 1 GiB, by factors of 4.
+SIZES = tuple(4 * KIB * 4**k for k in range(10))
+DIRECTIONS = ("host_to_device", "device_to_host")
+MEMORIES = ("pageable", "pinned")
+#: The course benchmark: 1080 x 1920 float32 images, 32,000 steps; a step reads U and V and writes them.
+FRAME_SHAPE = (1080, 1920)
+BENCHMARK_STEPS = 32_000
+BYTES_PER_STEP = 4 * FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
+RECORDED = "transfer-h200.json"
+
+
+class NoGPU(RuntimeError):
+    """No GPU that CuPy can use: nothing can be measured here."""
+
+
+def recorded() -> dict:
+    """The measurements recorded on the course's H200 (see `machine` and `recorded` inside)."""
+    return json.loads(resources.files("gs_course").joinpath("data", RECORDED).read_text())
+
+
+def load(path: str | Path) -> dict:
+    results = json.loads(Path(path).read_text())
+    if results.get("schema") != SCHEMA:
+        raise ValueError(f"{path} is not a gs-course transfer result (schema {SCHEMA})")
+    return results
+
+
+def save(results: dict, path: str | Path) -> Path:
+    path = Path(path)
+    path.write_text(json.dumps(results, indent=1) + "\n")
+    return path
+
+
+# --- measuring (CuPy, on a GPU) -----------------------------------------------------------------
+
+
+def _median_seconds(run, repeats: int, warmup: int = 2) -> float:
+    """Median wall-clock time of `run()`, which must return only once the device is done."""
+    for _ in range(warmup):
+        run()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        run()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _repeats(nbytes: int) -> int:
+    """About 2 GB moved per size, between 3 and 50 runs."""
+    return int(min(50, max(3, 2 * GIB // nbytes)))
+
+
+class _Bench:
+    """Buffers on both sides, and the copy calls: one async call for both kinds of host memory,
+    so that the only difference measured is whether the host buffer is pinned."""
+
+    def __init__(self, cp, nbytes: int):
+        self.cp = cp
+        self.stream = cp.cuda.Stream(non_blocking=True)
+        self.device = cp.empty(nbytes, dtype=np.uint8)
+        self.device2 = cp.empty(nbytes, dtype=np.uint8)
+        self.host = {
+            "pageable": np.ones(nbytes, dtype=np.uint8),
+            "pinned": np.frombuffer(cp.cuda.alloc_pinned_memory(nbytes), dtype=np.uint8, count=nbytes),
+        }
+        self.host["pinned"][:] = 1
+
+    def copy(self, direction: str, memory: str, nbytes: int) -> None:
+        pointer = self.host[memory].ctypes.data
+        if direction == "host_to_device":
+            self.device.data.copy_from_host_async(pointer, nbytes, self.stream)
+        else:
+            self.device.data.copy_to_host_async(pointer, nbytes, self.stream)
+        self.stream.synchronize()
+
+    def call_return_seconds(self, memory: str, nbytes: int) -> float:
+        """How long an asynchronous host -> device call keeps Python waiting (median of 5).
+
+        From pinned memory the call returns at once and the copy engine works on alone; from
+        pageable memory the driver must stage the data, so the 'asynchronous' call waits for it.
+        """
+        pointer = self.host[memory].ctypes.data
+        times = []
+        for _ in range(6):
+            start = time.perf_counter()
+            self.device.data.copy_from_host_async(pointer, nbytes, self.stream)
+            times.append(time.perf_counter() - start)
+            self.stream.synchronize()
+        return statistics.median(times[1:])
+
+    def device_copy_seconds(self, nbytes: int, repeats: int = 10) -> float:
+        cp = self.cp
+        start, end = cp.cuda.Event(), cp.cuda.Event()
+        times = []
+        for i in range(repeats + 2):
+            start.record(self.stream)
+            self.device2.data.copy_from_device_async(self.device.data, nbytes, self.stream)
+            end.record(self.stream)
+            end.synchronize()
+            if i >= 2:
+                times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
+        return statistics.median(times)
+
+
+def _busy_kernel(cp):
+    """A kernel whose run time we choose: `iterations` multiply-adds per element."""
+    return cp.ElementwiseKernel(
+        "float32 x, int32 iterations",
+        "float32 y",
+        "float a = x; for (int i = 0; i < iterations; ++i) { a = a * 0.999f + 0.001f; } y = a;",
+        "gs_course_busy",
+    )
+
+
+def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
+    """Copy in, compute, copy out, chunk by chunk: on one stream, then round-robin on three."""
+    n = chunk_bytes // 4
+    host_in = np.frombuffer(cp.cuda.alloc_pinned_memory(chunks * chunk_bytes), np.float32, chunks * n)
+    host_out = np.frombuffer(cp.cuda.alloc_pinned_memory(chunks * chunk_bytes), np.float32, chunks * n)
+    host_in[:] = np.random.default_rng(0).random(chunks * n, dtype=np.float32)
+    dev_in = [cp.empty(n, np.float32) for _ in range(chunks)]
+    dev_out = [cp.empty(n, np.float32) for _ in range(chunks)]
+    busy = _busy_kernel(cp)
+
+    # Calibrate the kernel to last about as long as one chunk's copy in.
+    bench = _Bench(cp, chunk_bytes)
+    copy_s = _median_seconds(lambda: bench.copy("host_to_device", "pinned", chunk_bytes), 5)
+    probe_iterations = 64
+    kernel_s = _median_seconds(lambda: (busy(dev_in[0], probe_iterations, dev_out[0]), cp.cuda.Device().synchronize()), 5)
+    iterations = max(1, int(probe_iterations * copy_s / kernel_s))
+
+    def run(streams) -> dict:
+        start = cp.cuda.Event()
+        start.record(cp.cuda.Stream.null)
+        spans = []
+        for i in range(chunks):
+            stream = streams[i % len(streams)]
+            stream.wait_event(start)
+            offset = i * chunk_bytes
+            marks = [cp.cuda.Event() for _ in range(4)]
+            marks[0].record(stream)
+            dev_in[i].data.copy_from_host_async(host_in.ctypes.data + offset, chunk_bytes, stream)
+            marks[1].record(stream)
+            with stream:
+                busy(dev_in[i], iterations, dev_out[i])
+            marks[2].record(stream)
+            dev_out[i].data.copy_to_host_async(host_out.ctypes.data + offset, chunk_bytes, stream)
+            marks[3].record(stream)
+            for stage, begin, end in zip(("copy in", "kernel", "copy out"), marks, marks[1:]):
+                spans.append((stage, i, streams.index(stream), begin, end))
+        for stream in streams:
+            stream.synchronize()
+        timeline = [
+            {"stage": stage, "chunk": i, "stream": s,
+             "start_ms": cp.cuda.get_elapsed_time(start, begin), "end_ms": cp.cuda.get_elapsed_time(start, end)}
+            for stage, i, s, begin, end in spans
+        ]
+        return {"seconds": max(span["end_ms"] for span in timeline) / 1e3, "timeline": timeline}
+
+    serial_streams = [cp.cuda.Stream(non_blocking=True)]
+    overlap_streams = [cp.cuda.Stream(non_blocking=True) for _ in range(3)]
+    run(serial_streams), run(overlap_streams)  # warm-up: kernel compilation, first touches
+    serial = min((run(serial_streams) for _ in range(3)), key=lambda r: r["seconds"])
+    overlapped = min((run(overlap_streams) for _ in range(3)), key=lambda r: r["seconds"])
+
+    sample = np.arange(0, chunks * n, max(1, chunks * n // 1000))
+    expected = host_in[sample].astype(np.float32)
+    for _ in range(iterations):
+        expected = expected * np.float32(0.999) + np.float32(0.001)
+    if not np.allclose(host_out[sample], expected, rtol=1e-4):
+        raise RuntimeError("the pipeline's output is wrong: its timings would mean nothing")
+    return {"chunks": chunks, "chunk_bytes": chunk_bytes, "kernel_iterations": iterations,
+            "serial": serial, "overlapped": overlapped}
+
+
+def machine() -> dict:
+    import cupy as cp
+
+    from .devices import gpus
+
+    gpu = next(iter(gpus()), None)
+    return {
+        "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
+        "driver": gpu.driver if gpu else None,
+        "cuda_driver": gpu.cuda if gpu else None,
+        "cupy": cp.__version__,
+        "host": platform.node(),
+        "python": platform.python_version(),
+        "gs_course": __version__,
+    }
+
+
+def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes: int = 32 * MIB, log=None) -> dict:
+    """Measure everything listed in the module's docstring on GPU 0 (a few tens of seconds)."""
+    from .backends import probe
+
+    found = probe("cupy")
+    if not found.ok:
+        raise NoGPU(f"no GPU to measure: {found.reason}")
+    import cupy as cp
+
+    from .devices import host_memory_available
+
+    free_device = cp.cuda.runtime.memGetInfo()[0]
+    max_bytes = min(max_bytes, free_device // 4, host_memory_available() // 4)
+    sizes = [size for size in SIZES if size <= max_bytes]
+    log = log or (lambda message: None)
+    bench = _Bench(cp, sizes[-1])
+    copies = []
+    for nbytes in sizes:
+        for direction in DIRECTIONS:
+            for memory in MEMORIES:
+                repeats = _repeats(nbytes)
+                seconds = _median_seconds(lambda: bench.copy(direction, memory, nbytes), repeats)
+                copies.append({"direction": direction, "memory": memory, "bytes": nbytes,
+                               "seconds": seconds, "repeats": repeats})
+        log(f"copies of {nbytes / MIB:g} MiB done")
+    latency = {d: _median_seconds(lambda: bench.copy(d, "pinned", 4), 200) for d in DIRECTIONS}
+    frame_bytes = FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
+    frame = {m: _median_seconds(lambda: bench.copy("device_to_host", m, frame_bytes), 20) for m in MEMORIES}
+    device_copy = {"bytes": sizes[-1], "seconds": bench.device_copy_seconds(sizes[-1])}
+    async_call = {"bytes": sizes[-1], **{f"{m}_return_s": bench.call_return_seconds(m, sizes[-1]) for m in MEMORIES}}
+    del bench
+    log("pipeline")
+    pipeline = _pipeline(cp, pipeline_chunks, min(pipeline_chunk_bytes, max_bytes // pipeline_chunks))
+    return {
+        "schema": SCHEMA,
+        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": machine(),
+        "copies": copies,
+        "latency_s": latency,
+        "device_copy": device_copy,
+        "async_call": async_call,
+        "frame": {"rows": FRAME_SHAPE[0], "cols": FRAME_SHAPE[1], "bytes": frame_bytes, "device_to_host_s": frame},
+        "pipeline": pipeline,
+    }
+
+
+# --- reading the results (no GPU needed) --------------------------------------------------------
+
+
+def bandwidth(results: dict, direction: str, memory: str) -> list[tuple[int, float]]:
+    """(bytes, GB/s) of one kind of copy, by size."""
+    return [(c["bytes"], c["bytes"] / c["seconds"] / 1e9) for c in results["copies"]
+            if c["direction"] == direction and c["memory"] == memory]
+
+
+def device_bandwidth(results: dict) -> float:
+    """The device's own copy bandwidth in GB/s, bytes read plus bytes written."""
+    copy = results["device_copy"]
+    return 2 * copy["bytes"] / copy["seconds"] / 1e9
+
+
+def readback_cost(results: dict) -> dict:
+    """Seconds spent bringing V to the host, every step or once, over the course benchmark."""
+    frame = results["frame"]["device_to_host_s"]
+    return {
+        "every_step_pageable_s": BENCHMARK_STEPS * frame["pageable"],
+        "every_step_pinned_s": BENCHMARK_STEPS * frame["pinned"],
+        "once_s": frame["pageable"],
+        "memory_floor_of_the_steps_s": BENCHMARK_STEPS * BYTES_PER_STEP / (device_bandwidth(results) * 1e9),
+    }
+
+
+def _size(nbytes: int) -> str:
+    for unit, scale in (("GiB", GIB), ("MiB", MIB), ("KiB", KIB)):
+        if nbytes >= scale:
+            return f"{nbytes / scale:g} {unit}"
+    return f"{nbytes} B"
+
+
+def label(results: dict) -> str:
+    return f"{results['machine']['gpu']}, {results['recorded']}"
+
+
+def table(results: dict) -> str:
+    """The measurements as text: copy bandwidths by size, latency, device copy, pipeline, readback."""
+    columns = [(d, m) for d in DIRECTIONS for m in MEMORIES]
+    by_kind = {kind: dict(bandwidth(results, *kind)) for kind in columns}
+    sizes = sorted({c["bytes"] for c in results["copies"]})
+    names = {"host_to_device": "H->D", "device_to_host": "D->H"}
+    lines = [f"Copies between host and GPU, GB/s (median; {label(results)})",
+             f"{'size':>9}" + "".join(f"{names[d] + ' ' + m:>16}" for d, m in columns)]
+    for size in sizes:
+        lines.append(f"{_size(size):>9}" + "".join(f"{by_kind[kind][size]:>16.2f}" for kind in columns))
+    latency = results["latency_s"]
+    device = device_bandwidth(results)
+    best_link = max(bw for kind in columns for _, bw in bandwidth(results, *kind))
+    pipe = results["pipeline"]
+    cost = readback_cost(results)
+    lines += [
+        f"latency of a 4-byte copy: H->D {latency['host_to_device'] * 1e6:.1f} us, "
+        f"D->H {latency['device_to_host'] * 1e6:.1f} us",
+        f"an asynchronous copy of {_size(results['async_call']['bytes'])} keeps Python waiting "
+        f"{results['async_call']['pinned_return_s'] * 1e6:.0f} us from pinned memory (the copy runs on alone), "
+        f"{results['async_call']['pageable_return_s'] * 1e3:.1f} ms from pageable memory (the call waits for the copy)",
+        f"device -> device copy: {device:.0f} GB/s (read + write), {device / best_link:.0f} x the best link figure",
+        f"pipeline of {pipe['chunks']} chunks of {_size(pipe['chunk_bytes'])} (copy in, kernel, copy out): "
+        f"one stream {pipe['serial']['seconds'] * 1e3:.1f} ms, three streams "
+        f"{pipe['overlapped']['seconds'] * 1e3:.1f} ms ({pipe['serial']['seconds'] / pipe['overlapped']['seconds']:.1f} x faster)",
+        f"V of a {FRAME_SHAPE[0]} x {FRAME_SHAPE[1]} grid to the host, over {BENCHMARK_STEPS:,} steps: every step "
+        f"{cost['every_step_pageable_s']:.1f} s (pageable) or {cost['every_step_pinned_s']:.1f} s (pinned); "
+        f"once {cost['once_s'] * 1e3:.1f} ms; the steps themselves need at least "
+        f"{cost['memory_floor_of_the_steps_s']:.2f} s (memory bandwidth)",
+    ]
+    return "\n".join(lines)
+
+
+def figure(results: dict, note: str = ""):
+    """Bandwidth against size (log axes) beside the pipeline's timeline, one stream against three.
+
+    A plain matplotlib Figure (no pyplot state): Jupyter shows it, `.savefig()` writes it.
+    """
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch
+
+    fig = Figure(figsize=(13, 4.8), layout="constrained")
+    left, right = fig.subplots(1, 2)
+    for direction, style in zip(DIRECTIONS, ("-", "--")):
+        for memory, marker in zip(MEMORIES, ("o", "s")):
+            sizes, gbps = zip(*bandwidth(results, direction, memory))
+            left.plot(sizes, gbps, style, marker=marker, label=f"{direction.replace('_', ' ')}, {memory}")
+    left.axhline(device_bandwidth(results), color="k", lw=1, ls=":", label="device -> device (read + write)")
+    left.set(xscale="log", yscale="log", xlabel="bytes per copy", ylabel="GB/s", title="Copy bandwidth")
+    left.legend(fontsize=8)
+    colors = {"copy in": "tab:blue", "kernel": "tab:orange", "copy out": "tab:green"}
+    row, ticks = 0.0, []
+    for name in ("overlapped", "serial"):
+        timeline = results["pipeline"][name]["timeline"]
+        for stream in sorted({span["stream"] for span in timeline}):
+            bars = [(s["start_ms"], s["end_ms"] - s["start_ms"]) for s in timeline if s["stream"] == stream]
+            stages = [colors[s["stage"]] for s in timeline if s["stream"] == stream]
+            right.broken_barh(bars, (row - 0.4, 0.8), facecolors=stages, edgecolor="white", lw=0.5)
+            ticks.append((row, f"{name}, stream {stream}"))
+            row += 1
+        row += 0.5
+    right.set_yticks([t for t, _ in ticks], [name for _, name in ticks])
+    right.set(xlabel="ms", title="Pipeline of chunks: one stream, then three")
+    right.legend(handles=[Patch(color=c, label=stage) for stage, c in colors.items()], fontsize=8)
+    fig.suptitle(label(results) + (f" ({note})" if note else ""))
+    return fig

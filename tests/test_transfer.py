@@ -1,0 +1,105 @@
+"""The PCIe toll: tables and figures from the recorded H200 JSON on any machine; real
+measurements, ordered as physics says, where there is a GPU."""
+
+import json
+
+import pytest
+
+from gs_course import backends, transfer
+from gs_course.cli import main
+
+
+@pytest.fixture(scope="module")
+def recorded():
+    return transfer.recorded()
+
+
+def _assert_physics(results, largest):
+    """Pinned beats pageable on large copies, the GPU's own memory beats the link by far, the
+    overlapped pipeline beats the serial one."""
+    for direction in transfer.DIRECTIONS:
+        pageable = dict(transfer.bandwidth(results, direction, "pageable"))
+        pinned = dict(transfer.bandwidth(results, direction, "pinned"))
+        assert all(gbps > 0 for gbps in [*pageable.values(), *pinned.values()])
+        assert pinned[largest] >= pageable[largest], direction
+    best_link = max(c["bytes"] / c["seconds"] / 1e9 for c in results["copies"])
+    assert transfer.device_bandwidth(results) > 10 * best_link
+    pipeline = results["pipeline"]
+    assert pipeline["overlapped"]["seconds"] < 0.9 * pipeline["serial"]["seconds"]
+    assert 0 < results["latency_s"]["host_to_device"] < 1e-3
+    assert results["async_call"]["pinned_return_s"] < results["async_call"]["pageable_return_s"]
+
+
+def test_recorded_measurements_are_the_course_h200s_and_obey_physics(recorded):
+    assert recorded["schema"] == transfer.SCHEMA and "H200" in recorded["machine"]["gpu"]
+    assert recorded["recorded"].startswith("2026-")
+    assert {(c["direction"], c["memory"]) for c in recorded["copies"]} == {
+        (d, m) for d in transfer.DIRECTIONS for m in transfer.MEMORIES}
+    _assert_physics(recorded, max(transfer.SIZES))
+
+
+def test_table_shows_every_size_and_the_lessons(recorded):
+    text = transfer.table(recorded)
+    for size in ("4 KiB", "1 MiB", "1 GiB"):
+        assert f"\n{size:>9}" in text
+    one_gib_pinned_h2d = dict(transfer.bandwidth(recorded, "host_to_device", "pinned"))[transfer.GIB]
+    assert f"{one_gib_pinned_h2d:.2f}" in text
+    assert recorded["machine"]["gpu"] in text and recorded["recorded"] in text
+    assert "latency of a 4-byte copy" in text and "device -> device copy" in text
+    assert "three streams" in text and "32,000 steps: every step" in text
+
+
+def test_readback_every_step_costs_32000_frames(recorded):
+    cost = transfer.readback_cost(recorded)
+    frame = recorded["frame"]["device_to_host_s"]
+    assert cost["every_step_pageable_s"] == pytest.approx(32_000 * frame["pageable"])
+    assert cost["every_step_pinned_s"] < cost["every_step_pageable_s"]
+    assert cost["once_s"] * 1000 < cost["every_step_pinned_s"]
+    assert 0.1 < cost["memory_floor_of_the_steps_s"] < 1  # about 0.25 s on an H200
+
+
+def test_figure_draws_bandwidth_on_log_axes_and_the_pipeline_timeline(recorded, tmp_path):
+    fig = transfer.figure(recorded, "recorded")
+    left, right = fig.axes[:2]
+    assert left.get_xscale() == left.get_yscale() == "log"
+    assert len(left.get_lines()) == 5  # four kinds of copy and the device's own bandwidth
+    streams = {span["stream"] for span in recorded["pipeline"]["overlapped"]["timeline"]}
+    assert len(right.collections) == 1 + len(streams)  # one row of bars per stream
+    assert "(recorded)" in fig.get_suptitle()
+    fig.savefig(tmp_path / "t.png")
+    assert (tmp_path / "t.png").stat().st_size > 10_000
+
+
+def test_load_refuses_other_json(tmp_path, recorded):
+    (tmp_path / "good.json").write_text(json.dumps(recorded))
+    assert transfer.load(tmp_path / "good.json") == recorded
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a gs-course transfer result"):
+        transfer.load(tmp_path / "bad.json")
+
+
+def test_without_a_gpu_the_command_says_so_and_shows_the_recorded_figures(tmp_path, capsys):
+    if backends.probe("cupy").ok:
+        pytest.skip("a GPU is here: the command measures instead")
+    assert main(["transfer", "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("no GPU to measure: ") and "Nothing was measured here." in out
+    assert "The course's GPU recorded, on 2026-11-30" in out and "Copies between host and GPU" in out
+    assert (tmp_path / "transfer-recorded.png").exists() and not (tmp_path / "transfer.json").exists()
+
+
+@pytest.mark.parametrize("args, message", [(["--max-size", "0"], "--max-size must be at least 1 MiB"),
+                                           (["--out", "/no/such/folder"], "--out /no/such/folder is not a folder")])
+def test_transfer_bad_input(args, message, capsys):
+    assert main(["transfer", *args]) == 2
+    assert message in capsys.readouterr().err
+
+
+@pytest.mark.gpu
+def test_measurements_on_this_gpu_obey_physics(tmp_path):
+    if not backends.probe("cupy").ok:
+        pytest.skip("no GPU")
+    results = transfer.measure(64 * transfer.MIB, pipeline_chunks=6, pipeline_chunk_bytes=8 * transfer.MIB)
+    _assert_physics(results, 64 * transfer.MIB)
+    transfer.save(results, tmp_path / "t.json")
+    assert transfer.load(tmp_path / "t.json")["machine"]["gpu"] == results["machine"]["gpu"]
