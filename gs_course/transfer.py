@@ -241,7 +241,8 @@ def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes
     max_bytes = min(max_bytes, free_device // 4, host_memory_available() // 4)
     sizes = [size for size in SIZES if size <= max_bytes]
     log = log or (lambda message: None)
-    bench = _Bench(cp, sizes[-1])
+    frame_bytes = FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
+    bench = _Bench(cp, max(sizes[-1], frame_bytes))
     copies = []
     for nbytes in sizes:
         for direction in DIRECTIONS:
@@ -252,11 +253,9 @@ def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes
                                "seconds": seconds, "repeats": repeats})
         log(f"copies of {nbytes / MIB:g} MiB done")
     latency = {d: _median_seconds(lambda: bench.copy(d, "pinned", 4), 200) for d in DIRECTIONS}
-    frame_bytes = FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
     frame = {m: _median_seconds(lambda: bench.copy("device_to_host", m, frame_bytes), 20) for m in MEMORIES}
     device_copy = {"bytes": sizes[-1], "seconds": bench.device_copy_seconds(sizes[-1])}
     async_call = {"bytes": sizes[-1], **{f"{m}_return_s": bench.call_return_seconds(m, sizes[-1]) for m in MEMORIES}}
-    del bench
     log("pipeline")
     pipeline = _pipeline(cp, pipeline_chunks, min(pipeline_chunk_bytes, max_bytes // pipeline_chunks))
     return {
