@@ -196,8 +196,8 @@ def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
     serial_streams = [cp.cuda.Stream(non_blocking=True)]
     overlap_streams = [cp.cuda.Stream(non_blocking=True) for _ in range(3)]
     run(serial_streams), run(overlap_streams)  # warm-up: kernel compilation, first touches
-    serial = min((run(serial_streams) for _ in range(3)), key=lambda r: r["seconds"])
-    overlapped = min((run(overlap_streams) for _ in range(3)), key=lambda r: r["seconds"])
+    serial = _median_run(run, serial_streams)
+    overlapped = _median_run(run, overlap_streams)
 
     sample = np.arange(0, chunks * n, max(1, chunks * n // 1000))
     expected = host_in[sample].astype(np.float32)
@@ -207,6 +207,12 @@ def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
         raise RuntimeError("the pipeline's output is wrong: its timings would mean nothing")
     return {"chunks": chunks, "chunk_bytes": chunk_bytes, "kernel_iterations": iterations,
             "serial": serial, "overlapped": overlapped}
+
+
+def _median_run(run, streams, repeats: int = 5) -> dict:
+    """The run whose total time is the median of `repeats`, with its timeline."""
+    runs = sorted((run(streams) for _ in range(repeats)), key=lambda r: r["seconds"])
+    return runs[repeats // 2]
 
 
 def machine() -> dict:
