@@ -15,7 +15,7 @@ from pathlib import Path
 from . import __version__, backends
 from .devices import default_legate_config, gigabytes, gpus
 from .model import GridError
-from .output import FrameWriter, OutputError, check_writable
+from .output import BackgroundWriter, FrameWriter, OutputError, check_writable
 from .parameters import PRESETS, Parameters
 from .runner import simulate
 
@@ -64,6 +64,23 @@ def _parser() -> argparse.ArgumentParser:
     transfer.add_argument("--max-size", type=int, default=1024, metavar="MIB",
                           help="largest copy in MiB (default 1024; smaller on small GPUs)")
     transfer.add_argument("--out", default=".", help="folder for transfer.json and transfer.png (default .)")
+
+    bench = commands.add_parser(
+        "bench",
+        help="the course benchmark: every library and formulation, checked, then timed",
+        description="Check every formulation against the reference, then time the course workload "
+        "(1080 x 1920, 1000 images x 32 steps) in compute mode and, for the fastest formulation of each "
+        "GPU library, with the images written to HDF5 (in line and overlapped). Prints the table, saves "
+        "the JSON and a bar chart.",
+    )
+    bench.add_argument("--quick", action="store_true", help="270 x 480, 100 images: CPU-only machines, small GPUs")
+    bench.add_argument("--only", nargs="+", metavar="WORD", help="only cases whose backend/formulation contains a WORD")
+    bench.add_argument("--budget", type=float, default=20.0,
+                       help="seconds a slow case may run before its total is extrapolated (default 20)")
+    bench.add_argument("--output-dir", default=".", help="where the HDF5 files go while timed (default .)")
+    bench.add_argument("--no-output", action="store_true", help="compute mode only")
+    bench.add_argument("--json", default="bench.json", help="results file (default bench.json)")
+    bench.add_argument("--figure", default="bench.png", help="bar chart (default bench.png)")
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
@@ -127,8 +144,9 @@ def _run(args: argparse.Namespace) -> int:
     )
     writer = None
     if args.output:
-        writer = FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
-                             deflate=args.deflate, backend=sim.backend, formulation=sim.formulation)
+        # Written from a second thread: the device computes the next images meanwhile.
+        writer = BackgroundWriter(FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
+                                              deflate=args.deflate, backend=sim.backend, formulation=sim.formulation))
     progress = _progress_bar(args.images, disabled=args.no_progress)
     stop = _StopBetweenImages()
     completed = 0
@@ -143,6 +161,8 @@ def _run(args: argparse.Namespace) -> int:
         with progress:
             report = simulate(sim, args.images, args.steps, writer, on_image)
     except KeyboardInterrupt:
+        if writer:
+            writer.close()  # writes the images already handed over
         kept = f"; {writer.path} keeps the {writer.written} completed images" if writer else ""
         print(f"\ngs-course: interrupted after {completed} of {args.images} images{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -236,9 +256,32 @@ def _transfer(args: argparse.Namespace) -> int:
     return 0
 
 
+def _bench(args: argparse.Namespace) -> int:
+    from . import bench
+
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
+    output_dir = None if args.no_output else Path(args.output_dir)
+    if output_dir is not None and not output_dir.is_dir():
+        raise UsageError(f"--output-dir {output_dir} is not a folder")
+    for path in (args.json, args.figure):
+        check_writable(path)
+    workload = bench.QUICK if args.quick else bench.FULL
+    results = bench.run(workload, args.budget, args.only, output_dir)
+    print()
+    print(bench.table(results))
+    bench.save(results, args.json)
+    bench.figure(results).savefig(args.figure, dpi=120)
+    print(f"\nsaved {args.json} and {args.figure}")
+    failed = [c["name"] for c in results["cases"] if c["status"] != "ok"]
+    if failed:
+        print(f"gs-course: error: not timed: {', '.join(failed)}", file=sys.stderr)
+    return EXIT_FAILURE if failed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"run": _run, "doctor": _doctor, "transfer": _transfer}[args.command]
+    command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

@@ -13,6 +13,13 @@ from .parameters import STENCIL, Parameters
 #: The school's initial block needs at least this many rows and columns to be non-empty.
 MIN_SIZE = 16
 
+#: How far (absolute, on U and V in [0, 1]) a float32 backend may land from the float64 reference
+#: after a few hundred steps. Evaluating the model in float32 moves the state by about 1e-6 over
+#: 300 steps (tests/test_backends.py keeps that below PARITY_ATOL / 10); backends also sum the
+#: window in other orders. A wrong model (dt on one term only, a wrapped border) lands more than
+#: 1e4 x PARITY_ATOL away (tested too): the tolerance tells right from wrong.
+PARITY_ATOL = 2e-5
+
 
 class GridError(ValueError):
     """A grid size the model cannot use."""

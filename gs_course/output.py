@@ -8,6 +8,8 @@ each completed image, the dataset shrinks to them, and `images_written` says how
 from __future__ import annotations
 
 import os
+import queue
+import threading
 from pathlib import Path
 
 import h5py
@@ -101,6 +103,62 @@ class FrameWriter:
             self._file.close()
 
     def __enter__(self) -> FrameWriter:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()
+
+
+class BackgroundWriter:
+    """Writes a FrameWriter's images from a second thread, so the GPU computes the next images
+    while the disk takes the last ones (h5py lets other threads run while HDF5 writes).
+
+    Same interface as FrameWriter. At most `depth` images wait in memory; closing writes every
+    image already handed over (they are completed images), then closes the file. An error in the
+    writing thread comes back at the next `write` or at `close`.
+    """
+
+    def __init__(self, writer: FrameWriter, depth: int = 4):
+        self._writer = writer
+        self._queue: queue.Queue = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._error_reported = False
+        self._thread = threading.Thread(target=self._drain, name="gs-course-writer", daemon=True)
+        self._thread.start()
+
+    @property
+    def path(self) -> Path:
+        return self._writer.path
+
+    @property
+    def written(self) -> int:
+        return self._writer.written
+
+    def _drain(self) -> None:
+        while (frame := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._writer.write(frame)
+                except BaseException as err:  # handed to the computing thread
+                    self._error = err
+
+    def _raise_error(self) -> None:
+        if self._error is not None and not self._error_reported:
+            self._error_reported = True
+            raise self._error
+
+    def write(self, frame) -> None:
+        self._raise_error()
+        self._queue.put(frame)
+
+    def close(self) -> None:
+        if self._thread.is_alive():
+            self._queue.put(None)
+            self._thread.join()
+        self._writer.close()
+        self._raise_error()
+
+    def __enter__(self) -> BackgroundWriter:
         return self
 
     def __exit__(self, *exc_info) -> None:

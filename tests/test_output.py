@@ -5,14 +5,13 @@ import numpy as np
 import pytest
 
 from gs_course import backends
-from gs_course.model import reference_run
-from gs_course.output import DATASET, FrameWriter, OutputError, read_frames
+from gs_course.model import PARITY_ATOL, reference_run
+from gs_course.output import DATASET, BackgroundWriter, FrameWriter, OutputError, read_frames
 from gs_course.parameters import Parameters
 from gs_course.runner import simulate
 
 PARAMS = Parameters(feed=0.025, kill=0.055, dt=0.8)
 ROWS, COLS, STEPS_PER_IMAGE = 23, 41, 7
-ATOL = 2e-5  # as in test_backends: float32 against the float64 reference
 
 
 def _writer(path, images=5, **kwargs):
@@ -22,7 +21,7 @@ def _writer(path, images=5, **kwargs):
 def _assert_frames_follow_the_reference(frames):
     for i, frame in enumerate(frames):
         _, v = reference_run(ROWS, COLS, (i + 1) * STEPS_PER_IMAGE, PARAMS)
-        np.testing.assert_allclose(frame, v, rtol=0, atol=ATOL, err_msg=f"image {i}")
+        np.testing.assert_allclose(frame, v, rtol=0, atol=PARITY_ATOL, err_msg=f"image {i}")
 
 
 def test_layout_and_attributes(tmp_path):
@@ -113,3 +112,37 @@ def test_a_full_file_refuses_more_images(tmp_path):
 def test_unwritable_outputs_are_refused_with_the_reason(tmp_path, make_path, message):
     with pytest.raises(OutputError, match=message):
         _writer(make_path(tmp_path))
+
+
+def test_background_writer_writes_the_same_file(tmp_path):
+    sim = backends.create("numpy", PARAMS, ROWS, COLS)
+    with BackgroundWriter(_writer(tmp_path / "bg.h5"), depth=2) as writer:
+        simulate(sim, 5, STEPS_PER_IMAGE, writer)
+    assert writer.written == 5
+    frames, attrs = read_frames(tmp_path / "bg.h5")
+    assert frames.shape == (5, ROWS, COLS) and attrs["complete"]
+    _assert_frames_follow_the_reference(frames)
+
+
+def test_background_writer_keeps_the_handed_images_when_interrupted(tmp_path):
+    def stop_after_fourth(image):
+        if image == 3:
+            raise KeyboardInterrupt
+
+    sim = backends.create("numpy", PARAMS, ROWS, COLS)
+    with pytest.raises(KeyboardInterrupt), BackgroundWriter(_writer(tmp_path / "bg.h5", images=10)) as writer:
+        simulate(sim, 10, STEPS_PER_IMAGE, writer, on_image=stop_after_fourth)
+    frames, attrs = read_frames(tmp_path / "bg.h5")
+    assert frames.shape == (4, ROWS, COLS) and attrs["images_written"] == 4 and not attrs["complete"]
+    _assert_frames_follow_the_reference(frames)
+
+
+def test_background_writer_reports_a_write_error_once(tmp_path):
+    writer = BackgroundWriter(_writer(tmp_path / "bg.h5", images=1))
+    writer.write(np.zeros((ROWS, COLS), np.float32))
+    writer.write(np.zeros((ROWS, COLS), np.float32))  # one too many: fails in the writing thread
+    with pytest.raises(OutputError, match="already holds its 1 images"):
+        writer.close()
+    writer.close()  # reported once; closing again is harmless
+    frames, _ = read_frames(tmp_path / "bg.h5")
+    assert frames.shape == (1, ROWS, COLS)

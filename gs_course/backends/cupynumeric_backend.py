@@ -19,6 +19,10 @@ from ..devices import default_legate_config
 # kernel spec already chose.
 os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 
+# Legate carries its own HDF5 library: loaded first, it breaks h5py's (h5py then fails to import
+# with "Not a datatype"). Importing h5py first keeps both working.
+import h5py  # noqa: E402, F401
+
 import cupynumeric  # noqa: E402
 from legate.core import TaskContext, TaskTarget, VariantCode, broadcast, get_machine  # noqa: E402
 from legate.core.task import InputArray, OutputArray, task  # noqa: E402

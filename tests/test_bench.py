@@ -1,0 +1,103 @@
+"""The benchmark harness on a tiny workload: every case checked before it is timed, wrong answers
+reported as failures, the table, the JSON and the chart built from the results."""
+
+import json
+
+import pytest
+
+from gs_course import backends, bench
+from gs_course.backends.numpy_backend import NumpySlices
+from gs_course.cli import main
+
+TINY = bench.Workload(rows=40, cols=56, images=4, steps_per_image=8)
+
+
+class _DtOnFeedOnly(NumpySlices):
+    """The course prototype's bug: dt applied to the feed term only."""
+
+    formulation = "dt-bug"
+
+    def _step(self) -> None:
+        p = self.params
+        u, v = self._u[1:-1, 1:-1], self._v[1:-1, 1:-1]
+        uvv = u * v * v
+        du = p.du * self._laplacian(self._u) - uvv + p.dt * p.feed * (1 - u)
+        dv = p.dv * self._laplacian(self._v) + uvv - (p.feed + p.kill) * v
+        u += du
+        v += dv
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("bench")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setitem(backends.load("numpy").FORMULATIONS, "dt-bug", _DtOnFeedOnly)
+        return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices"], output_dir=folder, log=lambda line: None)
+
+
+def _case(results, name):
+    return next(c for c in results["cases"] if c["name"] == name)
+
+
+def test_every_selected_case_is_checked_then_timed(results):
+    names = [c["name"] for c in results["cases"] if c["mode"] == "compute"]
+    assert names == ["numpy/slices", "numpy/dt-bug", "jax/slices"]
+    for name in ("numpy/slices", "jax/slices"):
+        case = _case(results, name)
+        assert case["status"] == "ok" and case["check_error"] <= bench.PARITY_ATOL
+        assert case["seconds"] > 0 and case["compile_s"] > 0
+        assert case["us_per_step"] == pytest.approx(case["seconds"] / TINY.steps * 1e6)
+
+
+def test_a_wrong_formulation_is_a_failure_not_a_result(results):
+    case = _case(results, "numpy/dt-bug")
+    assert case["status"].startswith("wrong: ") and case["check_error"] > 100 * bench.PARITY_ATOL
+    assert "seconds" not in case
+
+
+def test_slow_cases_are_extrapolated_and_labelled(results):
+    case = _case(results, "numpy/slices")  # a budget of 1 us: one image timed, four reported
+    assert case["extrapolated"] and case["images_timed"] < TINY.images
+
+
+def test_output_modes_run_against_writing_alone(results):
+    assert results["output"]["write_alone_s"] > 0
+    fastest = backends.load("jax").FASTEST
+    for mode in ("output in line", "output overlapped"):
+        case = _case(results, f"jax/{fastest}, {mode}")
+        assert case["status"] == "ok" and case["seconds"] > 0 and not case["extrapolated"]
+
+
+def test_table_chart_and_json(results, tmp_path):
+    text = bench.table(results)
+    assert "40 x 56 float32, 4 images x 8 steps = 32 steps" in text
+    assert "numpy/dt-bug" in text and "wrong: " in text and "A100: 377 s (best CPU, day 5)" in text
+    assert "* extrapolated" in text
+    fig = bench.figure(results)
+    assert fig.axes[0].get_xscale() == "log"
+    timed = [c for c in results["cases"] if c["status"] == "ok"]
+    assert len(fig.axes[0].patches) == len(timed)
+    bench.save(results, tmp_path / "b.json")
+    assert bench.load(tmp_path / "b.json") == json.loads(json.dumps(results))
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ValueError, match="not a gs-course benchmark result"):
+        bench.load(tmp_path / "bad.json")
+
+
+def test_bench_command_writes_json_and_chart(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(bench, "QUICK", TINY)
+    args = ["bench", "--quick", "--only", "numpy/slices", "--budget", "0.05", "--no-output",
+            "--json", str(tmp_path / "b.json"), "--figure", str(tmp_path / "b.png")]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "The course benchmark: 40 x 56" in out and f"saved {tmp_path / 'b.json'}" in out
+    assert bench.load(tmp_path / "b.json")["cases"][0]["name"] == "numpy/slices"
+    assert (tmp_path / "b.png").stat().st_size > 5000
+
+
+@pytest.mark.parametrize("args, message", [(["--budget", "0"], "--budget must be > 0"),
+                                           (["--output-dir", "/no/such"], "--output-dir /no/such is not a folder"),
+                                           (["--json", "/no/such/b.json"], "folder /no/such does not exist")])
+def test_bench_bad_input(args, message, capsys):
+    assert main(["bench", "--quick", *args]) == 2
+    assert message in capsys.readouterr().err
