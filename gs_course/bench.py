@@ -14,6 +14,10 @@ answer is a failure, not a result), then timed:
 The same run measures the GPU's device-to-device copy bandwidth, which sets the floor: a step
 that reads U and V and writes them moves 33.2 MB, so one step per kernel cannot beat
 33.2 MB / bandwidth.
+
+Each library runs in a child process of its own, started by the one `gs-course bench` command:
+measured on an H200, cuPyNumeric ran 7 times slower when JAX and CuPy were loaded in its process
+(`isolate=False` runs everything in the calling process, as the tests do).
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import datetime
 import json
 import platform
 import shutil
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -30,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, backends
+from .devices import gpus
 from .model import PARITY_ATOL, reference_run
 from .output import BackgroundWriter, FrameWriter
 from .parameters import Parameters
@@ -74,13 +81,10 @@ CHECK_GRID = (61, 83)
 CHECK_PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.9)
 
 
-def cases() -> list[tuple[str, str]]:
-    """(backend, formulation) for every formulation of every backend that runs here."""
-    found = []
-    for name in backends.BACKENDS:
-        if backends.probe(name).ok:
-            found += [(name, formulation) for formulation in backends.load(name).FORMULATIONS]
-    return found
+def _selected(backend: str, only: list[str] | None) -> list[str]:
+    """The backend's formulations whose 'backend/formulation' name contains a word of `only`."""
+    names = backends.load(backend).FORMULATIONS
+    return [f for f in names if not only or any(word in f"{backend}/{f}" for word in only)]
 
 
 def check(backend: str, formulation: str, steps: int = 64) -> float:
@@ -161,85 +165,124 @@ def device_copy_gbps() -> float | None:
     return 2 * nbytes / bench.device_copy_seconds(nbytes) / 1e9
 
 
-def machine() -> dict:
-    gpu = next((backends.probe(n).device for n in backends.GPU_PREFERENCE if backends.probe(n).on_gpu), None)
-    return {
-        "gpu": gpu,
-        "cpu": platform.processor() or platform.machine(),
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "gs_course": __version__,
-        "libraries": {name: backends.probe(name).version for name in backends.BACKENDS if backends.probe(name).ok},
-    }
+def _output_wanted(backend: str) -> bool:
+    """Output modes run for the fastest formulation of each GPU library (JAX's without a GPU)."""
+    found = backends.probe(backend)
+    return found.on_gpu if gpus() else backend == "jax" and found.ok
 
 
-def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | None = None,
-        output_dir: str | Path | None = ".", log=print) -> dict:
-    """Check and time every case (or those whose 'backend/formulation' name contains a word of
-    `only`), compute mode first, then the fastest formulation of each GPU library with output."""
-    bandwidth = device_copy_gbps()
-    floor_s = (workload.steps * ARRAYS_MOVED_PER_STEP * workload.frame_bytes / (bandwidth * 1e9)
-               if bandwidth else None)
-    results = {
-        "schema": SCHEMA,
-        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
-        "workload": dataclasses.asdict(workload),
-        "device_copy_gbps": bandwidth,
-        "floor_s": floor_s,
-        "cases": [],
-    }
-    selected = [c for c in cases() if not only or any(word in f"{c[0]}/{c[1]}" for word in only)]
-    for backend, formulation in selected:
+def run_backend(backend: str, workload: Workload, budget_s: float, only: list[str] | None,
+                output_folder: str | Path | None, log=print) -> dict:
+    """One library's cases: its probe, then each formulation checked and timed, then (for the
+    fastest, where wanted) the two output modes."""
+    found = backends.probe(backend)
+    report = {"probe": dataclasses.asdict(found), "cases": []}
+    if not found.ok:
+        return report
+    for formulation in _selected(backend, only):
         entry = {"name": f"{backend}/{formulation}", "backend": backend, "formulation": formulation,
-                 "mode": "compute", "on_gpu": backends.probe(backend).on_gpu}
-        results["cases"].append(entry)
+                 "mode": "compute", "on_gpu": found.on_gpu}
+        report["cases"].append(entry)
         try:
             entry["check_error"] = error = check(backend, formulation)
             if not error <= PARITY_ATOL:
                 entry["status"] = f"wrong: {error:.2e} from the reference (tolerance {PARITY_ATOL:.0e})"
             else:
                 entry.update(time_compute(backend, formulation, workload, budget_s), status="ok")
-        except Exception as err:  # one failing library must not hide the others' results
+        except Exception as err:  # one failing formulation must not hide the others' results
             entry["status"] = f"failed: {type(err).__name__}: {err}"
-        log(_line(entry, results))
-    if output_dir is not None:
-        _run_output(results, workload, Path(output_dir), log)
+        log(_line(entry))
+    fastest = backends.load(backend).FASTEST
+    checked = any(e["formulation"] == fastest and e["status"] == "ok" for e in report["cases"])
+    if output_folder is None or not checked or not _output_wanted(backend):
+        return report
+    for overlapped in (False, True):
+        mode = "output overlapped" if overlapped else "output in line"
+        entry = {"name": f"{backend}/{fastest}, {mode}", "backend": backend, "formulation": fastest,
+                 "mode": mode, "on_gpu": found.on_gpu}
+        try:
+            entry.update(time_output(backend, fastest, workload, Path(output_folder), overlapped), status="ok")
+        except Exception as err:
+            entry["status"] = f"failed: {type(err).__name__}: {err}"
+        report["cases"].append(entry)
+        log(_line(entry))
+    return report
+
+
+def _run_backend_in_child(backend: str, **arguments) -> dict:
+    """run_backend in a fresh Python process, so that no other library shares its GPU context."""
+    with tempfile.TemporaryDirectory(prefix="gs-course-bench-") as folder:
+        answer = Path(folder) / "report.json"
+        request = json.dumps({"backend": backend, "answer": str(answer), **arguments})
+        done = subprocess.run([sys.executable, "-m", "gs_course.bench", request])
+        if done.returncode == 0 and answer.exists():
+            return json.loads(answer.read_text())
+    reason = f"its process exited with code {done.returncode}"
+    return {"probe": {"name": backend, "ok": False, "reason": reason}, "cases": [
+        {"name": f"{backend}/*", "backend": backend, "formulation": "*", "mode": "compute",
+         "on_gpu": False, "status": f"failed: {reason}"}]}
+
+
+def _measure_device_copy_in_child() -> float | None:
+    code = "from gs_course.bench import device_copy_gbps; print(device_copy_gbps())"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    last = (done.stdout.strip().splitlines() or ["None"])[-1]
+    return None if done.returncode or last == "None" else float(last)
+
+
+def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | None = None,
+        output_dir: str | Path | None = ".", log=print, isolate: bool = True) -> dict:
+    """Check and time every formulation of every library (or those whose 'backend/formulation'
+    contains a word of `only`); with `output_dir`, the output modes too, against writing alone."""
+    bandwidth = _measure_device_copy_in_child() if isolate else device_copy_gbps()
+    floor_s = (workload.steps * ARRAYS_MOVED_PER_STEP * workload.frame_bytes / (bandwidth * 1e9)
+               if bandwidth else None)
+    gpu = next(iter(gpus()), None)
+    results = {
+        "schema": SCHEMA,
+        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "machine": {"gpu": gpu.name if gpu else None, "driver": gpu.driver if gpu else None,
+                    "cpu": platform.processor() or platform.machine(), "host": platform.node(),
+                    "python": platform.python_version(), "gs_course": __version__, "libraries": {}},
+        "workload": dataclasses.asdict(workload),
+        "device_copy_gbps": bandwidth,
+        "floor_s": floor_s,
+        "isolated": isolate,
+        "unavailable": {},
+        "cases": [],
+    }
+    with tempfile.TemporaryDirectory(prefix="gs-course-bench-", dir=output_dir) as folder:
+        if output_dir is not None:
+            needed = 2 * workload.images * workload.frame_bytes
+            if shutil.disk_usage(folder).free < needed:
+                results["output"] = {"status": f"skipped: {output_dir} has less than {needed / 1e9:.1f} GB free"}
+                folder = None
+            else:
+                results["output"] = {"folder": str(Path(output_dir).resolve()),
+                                     "write_alone_s": time_write_alone(workload, Path(folder))}
+            log(results["output"].get("status") or
+                f"writing the {workload.images} images alone: {results['output']['write_alone_s']:.2f} s")
+        else:
+            folder = None
+        arguments = {"workload": dataclasses.asdict(workload), "budget_s": budget_s, "only": only,
+                     "output_folder": folder}
+        for backend in backends.BACKENDS:
+            if isolate:
+                report = _run_backend_in_child(backend, **arguments)
+            else:
+                report = run_backend(backend, **{**arguments, "workload": workload}, log=log)
+            if report["probe"]["ok"]:
+                results["machine"]["libraries"][backend] = report["probe"]["version"]
+            else:
+                results["unavailable"][backend] = report["probe"]["reason"]
+            results["cases"] += report["cases"]
+    for entry in results["cases"]:
+        entry["x_floor"] = entry["seconds"] / floor_s if floor_s and entry.get("on_gpu") and "seconds" in entry \
+            and entry["mode"] == "compute" else None
     return results
 
 
-def _run_output(results: dict, workload: Workload, output_dir: Path, log) -> None:
-    fastest = [(name, backends.load(name).FASTEST) for name in backends.GPU_PREFERENCE
-               if backends.probe(name).on_gpu]
-    if not fastest:  # no GPU: show the mechanism with the fastest CPU formulation
-        fastest = [("jax", backends.load("jax").FASTEST)] if backends.probe("jax").ok else []
-    ran = {c["name"] for c in results["cases"] if c.get("status") == "ok"}
-    fastest = [case for case in fastest if f"{case[0]}/{case[1]}" in ran]
-    if not fastest:
-        return
-    needed = 2 * workload.images * workload.frame_bytes
-    if shutil.disk_usage(output_dir).free < needed:
-        results["output"] = {"status": f"skipped: {output_dir} has less than {needed / 1e9:.1f} GB free"}
-        log(results["output"]["status"])
-        return
-    with tempfile.TemporaryDirectory(prefix="gs-course-bench-", dir=output_dir) as folder:
-        folder = Path(folder)
-        results["output"] = {"folder": str(output_dir.resolve()), "write_alone_s": time_write_alone(workload, folder)}
-        log(f"writing the {workload.images} images alone: {results['output']['write_alone_s']:.2f} s")
-        for backend, formulation in fastest:
-            for overlapped in (False, True):
-                mode = "output overlapped" if overlapped else "output in line"
-                entry = {"name": f"{backend}/{formulation}, {mode}", "backend": backend,
-                         "formulation": formulation, "mode": mode, "on_gpu": backends.probe(backend).on_gpu}
-                try:
-                    entry.update(time_output(backend, formulation, workload, folder, overlapped), status="ok")
-                except Exception as err:
-                    entry["status"] = f"failed: {type(err).__name__}: {err}"
-                results["cases"].append(entry)
-                log(_line(entry, results))
-
-
-def _line(entry: dict, results: dict) -> str:
+def _line(entry: dict, write_alone_s: float | None = None) -> str:
     if entry["status"] != "ok":
         return f"{entry['name']:<38} {entry['status']}"
     seconds = entry["seconds"]
@@ -247,10 +290,10 @@ def _line(entry: dict, results: dict) -> str:
     text += f" compile {entry['compile_s']:>6.2f} s"
     if entry["mode"] == "compute":
         text += f" {entry['us_per_step']:>10.1f} us/step"
-        if results["floor_s"] and entry["on_gpu"]:
-            text += f" {seconds / results['floor_s']:>7.1f} x floor"
-    elif "output" in results:
-        text += f" {seconds / results['output']['write_alone_s']:>7.2f} x writing alone"
+        if entry.get("x_floor"):
+            text += f" {entry['x_floor']:>7.1f} x floor"
+    elif write_alone_s:
+        text += f" {seconds / write_alone_s:>7.2f} x writing alone"
     a100 = A100.get(entry["name"])
     if a100:
         text += f"   A100: {a100[0]} s ({a100[1]})"
@@ -262,12 +305,16 @@ def table(results: dict) -> str:
     lines = [
         f"The course benchmark: {w['rows']} x {w['cols']} float32, {w['images']} images x "
         f"{w['steps_per_image']} steps = {w['images'] * w['steps_per_image']:,} steps",
-        f"on {results['machine']['gpu'] or 'no GPU'} ({results['machine']['host']}), {results['recorded']}",
+        f"on {results['machine']['gpu'] or 'no GPU'} ({results['machine']['host']}), {results['recorded']}, "
+        f"{'each library in its own process' if results['isolated'] else 'all libraries in one process'}",
     ]
     if results["floor_s"]:
         lines.append(f"memory-bandwidth floor: {results['floor_s']:.3f} s (device copy "
                      f"{results['device_copy_gbps']:.0f} GB/s, one step per kernel)")
-    lines += [_line(entry, results) for entry in results["cases"]]
+    write_alone_s = results.get("output", {}).get("write_alone_s")
+    lines += [_line(entry, write_alone_s) for entry in results["cases"]]
+    for backend, reason in results["unavailable"].items():
+        lines.append(f"{backend:<38} not run here: {reason}")
     if any(entry.get("extrapolated") for entry in results["cases"]):
         lines.append("* extrapolated from the images timed (images_timed in the JSON)")
     if "output" in results:
@@ -318,3 +365,11 @@ def figure(results: dict):
            title=f"The course benchmark on {results['machine']['gpu'] or 'a CPU'}, {results['recorded']}")
     ax.legend(fontsize=8, loc="lower right")
     return fig
+
+
+if __name__ == "__main__":
+    # The child process of run(isolate=True): one library's cases, answered as JSON in a file.
+    request = json.loads(sys.argv[1])
+    report = run_backend(request["backend"], Workload(**request["workload"]), request["budget_s"], request["only"],
+                         request["output_folder"], log=lambda line: print(line, file=sys.stderr, flush=True))
+    Path(request["answer"]).write_text(json.dumps(report))

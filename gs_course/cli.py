@@ -79,6 +79,8 @@ def _parser() -> argparse.ArgumentParser:
                        help="seconds a slow case may run before its total is extrapolated (default 20)")
     bench.add_argument("--output-dir", default=".", help="where the HDF5 files go while timed (default .)")
     bench.add_argument("--no-output", action="store_true", help="compute mode only")
+    bench.add_argument("--same-process", action="store_true",
+                       help="run every library in this process, not each in its own (they can slow each other)")
     bench.add_argument("--json", default="bench.json", help="results file (default bench.json)")
     bench.add_argument("--figure", default="bench.png", help="bar chart (default bench.png)")
 
@@ -267,7 +269,7 @@ def _bench(args: argparse.Namespace) -> int:
     for path in (args.json, args.figure):
         check_writable(path)
     workload = bench.QUICK if args.quick else bench.FULL
-    results = bench.run(workload, args.budget, args.only, output_dir)
+    results = bench.run(workload, args.budget, args.only, output_dir, isolate=not args.same_process)
     print()
     print(bench.table(results))
     bench.save(results, args.json)

@@ -32,7 +32,8 @@ def results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(backends.load("numpy").FORMULATIONS, "dt-bug", _DtOnFeedOnly)
-        return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices"], output_dir=folder, log=lambda line: None)
+        return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices"], output_dir=folder,
+                         log=lambda line: None, isolate=False)
 
 
 def _case(results, name):
@@ -84,15 +85,20 @@ def test_table_chart_and_json(results, tmp_path):
         bench.load(tmp_path / "bad.json")
 
 
-def test_bench_command_writes_json_and_chart(tmp_path, capsys, monkeypatch):
+def test_bench_command_runs_each_library_in_its_own_process(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(bench, "QUICK", TINY)
-    args = ["bench", "--quick", "--only", "numpy/slices", "--budget", "0.05", "--no-output",
-            "--json", str(tmp_path / "b.json"), "--figure", str(tmp_path / "b.png")]
+    args = ["bench", "--quick", "--only", "numpy/slices", "jax/slices", "--budget", "0.05",
+            "--output-dir", str(tmp_path), "--json", str(tmp_path / "b.json"), "--figure", str(tmp_path / "b.png")]
     assert main(args) == 0
     out = capsys.readouterr().out
-    assert "The course benchmark: 40 x 56" in out and f"saved {tmp_path / 'b.json'}" in out
-    assert bench.load(tmp_path / "b.json")["cases"][0]["name"] == "numpy/slices"
+    assert "The course benchmark: 40 x 56" in out and "each library in its own process" in out
+    assert f"saved {tmp_path / 'b.json'}" in out
+    results = bench.load(tmp_path / "b.json")
+    names = [c["name"] for c in results["cases"]]
+    assert names[:2] == ["numpy/slices", "jax/slices"] and all(c["status"] == "ok" for c in results["cases"])
+    assert results["machine"]["libraries"]["numpy"] and results["isolated"]
     assert (tmp_path / "b.png").stat().st_size > 5000
+    assert not list(tmp_path.glob("gs-course-bench-*")), "the HDF5 files of the run are removed"
 
 
 @pytest.mark.parametrize("args, message", [(["--budget", "0"], "--budget must be > 0"),

@@ -13,10 +13,16 @@ __device__ __forceinline__ void gray_scott_cell(
     const int cell = row * cols + col;
     const float uc = u[cell], vc = v[cell];
     float lu = 0.0f, lv = 0.0f;
-    for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {
-        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {
-            lu += u[r * cols + c] - uc;
-            lv += v[r * cols + c] - vc;
+    // Constant bounds: the compiler unrolls both loops into nine predicated loads.
+#pragma unroll
+    for (int dr = -1; dr <= 1; ++dr) {
+#pragma unroll
+        for (int dc = -1; dc <= 1; ++dc) {
+            if (row + dr >= 0 && row + dr < rows && col + dc >= 0 && col + dc < cols) {
+                const int neighbour = cell + dr * cols + dc;
+                lu += u[neighbour] - uc;
+                lv += v[neighbour] - vc;
+            }
         }
     }
     const float uvv = uc * vc * vc;
