@@ -10,6 +10,8 @@ from gs_course.backends.numpy_backend import NumpySlices
 from gs_course.cli import main
 
 TINY = bench.Workload(rows=40, cols=56, images=4, steps_per_image=8)
+#: The output modes run for JAX's fastest formulation: unrolled on a GPU, slices on a CPU.
+JAX_FASTEST = f"jax/{backends.load('jax').FASTEST}"
 
 
 class _DtOnFeedOnly(NumpySlices):
@@ -32,7 +34,7 @@ def results(tmp_path_factory):
     folder = tmp_path_factory.mktemp("bench")
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(backends.load("numpy").FORMULATIONS, "dt-bug", _DtOnFeedOnly)
-        return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices"], output_dir=folder,
+        return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices", JAX_FASTEST], output_dir=folder,
                          log=lambda line: None, isolate=False)
 
 
@@ -42,8 +44,9 @@ def _case(results, name):
 
 def test_every_selected_case_is_checked_then_timed(results):
     names = [c["name"] for c in results["cases"] if c["mode"] == "compute"]
-    assert names == ["numpy/slices", "numpy/dt-bug", "jax/slices"]
-    for name in ("numpy/slices", "jax/slices"):
+    jax_names = [n for n in ("jax/slices", "jax/unrolled") if n in {"jax/slices", JAX_FASTEST}]
+    assert names == ["numpy/slices", "numpy/dt-bug", *jax_names]
+    for name in ("numpy/slices", *jax_names):
         case = _case(results, name)
         assert case["status"] == "ok" and case["check_error"] <= bench.PARITY_ATOL
         assert case["seconds"] > 0 and case["compile_s"] > 0
@@ -63,9 +66,8 @@ def test_slow_cases_are_extrapolated_and_labelled(results):
 
 def test_output_modes_run_against_writing_alone(results):
     assert results["output"]["write_alone_s"] > 0
-    fastest = backends.load("jax").FASTEST
     for mode in ("output in line", "output overlapped"):
-        case = _case(results, f"jax/{fastest}, {mode}")
+        case = _case(results, f"{JAX_FASTEST}, {mode}")
         assert case["status"] == "ok" and case["seconds"] > 0 and not case["extrapolated"]
 
 

@@ -24,7 +24,7 @@ os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 import h5py  # noqa: E402, F401
 
 import cupynumeric  # noqa: E402
-from legate.core import TaskContext, TaskTarget, VariantCode, broadcast, get_machine  # noqa: E402
+from legate.core import TaskContext, TaskTarget, VariantCode, broadcast, get_legate_runtime, get_machine  # noqa: E402
 from legate.core.task import InputArray, OutputArray, task  # noqa: E402
 
 from ..model import initial_state, reference_step  # noqa: E402
@@ -52,9 +52,17 @@ def free_memory() -> int | None:
     return int(found.group(1)) * 2**20 if found else None
 
 
+def _wait_for_legate() -> None:
+    """Legate runs operations asynchronously: block until every one issued so far has finished."""
+    get_legate_runtime().issue_execution_fence(block=True)
+
+
 class CupynumericSlices(PaddedSlices):
     backend = NAME
     xp = cupynumeric
+
+    def synchronize(self) -> None:
+        _wait_for_legate()
 
 
 class CupynumericConvolve(CupynumericSlices):
@@ -120,6 +128,9 @@ class CupynumericTask(Simulation):
 
     def fetch_v(self) -> np.ndarray:
         return np.asarray(self._pairs[0][1]).copy()
+
+    def synchronize(self) -> None:
+        _wait_for_legate()
 
 
 FORMULATIONS = {cls.formulation: cls for cls in (CupynumericSlices, CupynumericConvolve, CupynumericTask)}
