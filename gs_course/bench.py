@@ -74,6 +74,7 @@ A100 = {
     "cupy/slices": (18, "CuPy"),
     "cupynumeric/convolve": (128, "cuPyNumeric"),
     "cupy/graph, output overlapped": (12, "CuPy + HDF5 written in parallel"),
+    "torch/slices": (22, "PyTorch"),
 }
 #: A step reads U and V and writes them: four float32 arrays of the grid.
 ARRAYS_MOVED_PER_STEP = 4
@@ -346,8 +347,9 @@ def figure(results: dict):
     fig = Figure(figsize=(10, 0.38 * len(timed) + 1.8), layout="constrained")
     ax = fig.subplots()
     names = [e["name"] + (" *" if e["extrapolated"] else "") for e in timed]
-    colors = [{"numpy": "tab:gray", "jax": "tab:blue", "cupynumeric": "tab:green", "cupy": "tab:orange"}[e["backend"]]
-              for e in timed]
+    palette = {"numpy": "tab:gray", "jax": "tab:blue", "cupynumeric": "tab:green", "cupy": "tab:orange",
+               "torch": "tab:red"}
+    colors = [palette[e["backend"]] for e in timed]
     ax.barh(names, [e["seconds"] for e in timed], color=colors)
     for y, entry in enumerate(timed):
         ax.text(entry["seconds"], y, f" {entry['seconds']:.3g} s", va="center", fontsize=8)

@@ -93,7 +93,7 @@ def test_formulation_first_step_is_the_reference_step(case):
 
 
 def test_unknown_backend_lists_the_backends():
-    with pytest.raises(backends.BackendError, match=r"unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy; working here: numpy"):
+    with pytest.raises(backends.BackendError, match=r"unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy, torch; working here: numpy"):
         backends.create("numba", PARAMS, 20, 20)
 
 

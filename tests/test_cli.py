@@ -50,7 +50,7 @@ def test_preset_and_default_backend(capsys):
         (["-t", "0"], "dt must be > 0"),
         (["-f", "nan"], "feed must be finite"),
         (["--preset", "stripes"], "unknown preset 'stripes'; choose one of spots"),
-        (["--backend", "numba"], "unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy; working here: numpy"),
+        (["--backend", "numba"], "unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy, torch; working here: numpy"),
         (["--formulation", "magic"], "backend numpy has no formulation 'magic'"),
         (["-r", "3000000", "-c", "3000000"], "the largest grid of this shape that fits is -r"),
         (["-o", "/no/such/folder/out.h5"], "cannot write /no/such/folder/out.h5: folder /no/such/folder does not exist"),

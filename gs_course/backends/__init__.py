@@ -16,8 +16,8 @@ from ..model import check_grid
 from ..parameters import Parameters
 from .base import Probe, Simulation
 
-#: Every backend, in the order the course teaches them.
-BACKENDS = ("numpy", "jax", "cupynumeric", "cupy")
+#: Every backend, in the order the course teaches them (PyTorch, optional, for comparison).
+BACKENDS = ("numpy", "jax", "cupynumeric", "cupy", "torch")
 #: Fastest first (see the course benchmark): the default picks the first that runs on a GPU here.
 GPU_PREFERENCE = ("cupy", "jax", "cupynumeric")
 #: Without a GPU: JAX compiles the loop, NumPy is always there.
@@ -28,6 +28,7 @@ _INSTALL_HINT = {
     "jax": "pip install jax (add the course's cuda12 or cuda13 extra for the GPU)",
     "cupy": "pip install 'gs-course[cuda12]' (or [cuda13]) on a machine with an NVIDIA GPU",
     "cupynumeric": "pip install 'gs-course[cuda12]' (or [cuda13]), or [cpu-cupynumeric] without a GPU",
+    "torch": "pip install torch (optional: the benchmark compares it)",
 }
 _LOAD_HINT = {
     "cupynumeric": "Legate needs libcuda.so.1, which an NVIDIA driver provides; without a GPU, "
@@ -35,6 +36,7 @@ _LOAD_HINT = {
     "cupy": "check the NVIDIA driver and that the cupy-cuda1Nx wheel matches its CUDA version",
     "jax": "reinstall jax and jaxlib at the same version",
     "numpy": "reinstall numpy",
+    "torch": "reinstall torch",
 }
 
 

@@ -99,19 +99,16 @@ class PaddedSlices(Simulation):
 
     def __init__(self, params: Parameters, rows: int, cols: int):
         super().__init__(params, rows, cols)
-        xp = self.xp
         u0, v0 = initial_state(rows, cols)
-        self._u = xp.zeros((rows + 2, cols + 2), dtype=np.float32)
-        self._v = xp.zeros((rows + 2, cols + 2), dtype=np.float32)
-        self._u[1:-1, 1:-1] = xp.asarray(u0)
-        self._v[1:-1, 1:-1] = xp.asarray(v0)
-        self._counts = xp.asarray(window_counts(rows, cols))
+        self._u = self._to_device(np.pad(u0, 1))
+        self._v = self._to_device(np.pad(v0, 1))
+        self._counts = self._to_device(window_counts(rows, cols))
 
     def _laplacian(self, padded):
         """L(a) = window sum (zero outside the grid) - in-grid window cells * a, summed in place."""
         rows, cols = self.rows, self.cols
         (i, j), *others = WINDOW_OFFSETS
-        out = padded[i : i + rows, j : j + cols].copy()
+        out = self._copy(padded[i : i + rows, j : j + cols])
         for i, j in others:
             out += padded[i : i + rows, j : j + cols]
         out -= self._counts * padded[1:-1, 1:-1]
@@ -136,6 +133,12 @@ class PaddedSlices(Simulation):
     def _advance(self, steps: int) -> None:
         for _ in range(steps):
             self._step()
+
+    def _to_device(self, host: np.ndarray):
+        return self.xp.asarray(host)
+
+    def _copy(self, a):
+        return a.copy()
 
     def _to_host(self, a) -> np.ndarray:
         """A NumPy copy: the state keeps changing under a view."""
