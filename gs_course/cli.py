@@ -49,7 +49,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dv", type=float, help=f"diffusion rate of V (default {SCHOOL.dv})")
     run.add_argument("--preset", default="spots", help=f"(F, k) preset: {', '.join(PRESETS)} (default spots)")
     run.add_argument("--backend", help=f"{' | '.join(backends.BACKENDS)} (default: the fastest here)")
-    run.add_argument("--formulation", help="the backend's formulation (default: its own default)")
+    run.add_argument("--formulation", help="the backend's formulation (default: its fastest)")
     run.add_argument("--deflate", type=int, default=5, choices=range(10), metavar="0-9",
                      help="HDF5 deflate level, 0 for none (default 5, as the school's programs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
