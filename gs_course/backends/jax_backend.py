@@ -1,25 +1,18 @@
-"""JAX: NumPy's interface compiled by XLA; the whole time loop runs on the device as one program."""
+"""JAX: NumPy's interface compiled by XLA; the whole time loop runs on the device as one program.
 
-import os
+(`import gs_course` has already set JAX's environment for a shared GPU, or for no GPU.)
+"""
 
-from ..devices import gpus
+from functools import partial
 
-# A shared GPU: without this, JAX takes 75 % of the card's memory the moment it starts.
-os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-if not gpus():
-    # No NVIDIA driver: go straight to the CPU, without JAX's warning about a missing GPU plugin.
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
 
-from functools import partial  # noqa: E402
-
-import jax  # noqa: E402
-import jax.numpy as jnp  # noqa: E402
-import numpy as np  # noqa: E402
-from jax import lax  # noqa: E402
-
-from ..model import initial_state, window_counts  # noqa: E402
-from ..parameters import Parameters  # noqa: E402
-from .base import WINDOW_OFFSETS, Probe, Simulation  # noqa: E402
+from ..model import initial_state, window_counts
+from ..parameters import Parameters
+from .base import WINDOW_OFFSETS, Probe, Simulation
 
 NAME = "jax"
 

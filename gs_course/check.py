@@ -1,0 +1,151 @@
+"""Answer checkers for the exercises: each tests a student's function on fresh random inputs
+against the reference and says precisely what is wrong.
+
+Every checker prints one line starting with a tick when the answer is right, and raises
+`NotYet` with a hint otherwise: wrong shape or dtype, an array left on the host, the border
+handled differently from the model, values off the reference (where), dt missing from a term,
+a time loop that goes back to Python between steps.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step
+from .parameters import Parameters
+
+#: Odd, non-square, different each time: a right answer cannot depend on the grid.
+PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
+
+
+class NotYet(AssertionError):
+    """The answer is not right yet; the message says why."""
+
+
+def _grid(rng) -> tuple[int, int]:
+    return int(rng.integers(17, 40)) * 2 + 1, int(rng.integers(20, 45)) * 2 + 1
+
+
+def _to_numpy(result, what: str, device_type: type | None) -> np.ndarray:
+    if device_type is not None and isinstance(result, np.ndarray):
+        raise NotYet(f"{what} is a NumPy array: it went back to the host. Keep it on the device "
+                     f"({device_type.__module__.split('.')[0]} arrays all the way)")
+    return np.asarray(result)
+
+
+def _compare(got: np.ndarray, want: np.ndarray, what: str, atol: float) -> None:
+    if got.shape != want.shape:
+        raise NotYet(f"{what} has shape {got.shape}, expected {want.shape}")
+    if got.dtype != np.float32:
+        raise NotYet(f"{what} has dtype {got.dtype}, expected float32 (the course computes in float32)")
+    wrong = ~np.isclose(got, want, rtol=0, atol=atol)
+    if not wrong.any():
+        return
+    border = np.zeros(want.shape, bool)
+    border[[0, -1], :] = border[:, [0, -1]] = True
+    where = np.unravel_index(np.argmax(np.where(wrong, np.abs(got - want), -1)), want.shape)
+    detail = (f"{what} is off the reference at {wrong.sum()} of {wrong.size} cells, the worst at "
+              f"{tuple(int(i) for i in where)} by {abs(got[where] - want[where]):.3g}")
+    if wrong[border].all() and not wrong[~border].any():
+        detail += ("; only the border is wrong: neighbours outside the grid are left out of the sum "
+                   "(not wrapped around, not copied from the edge)")
+    raise NotYet(detail)
+
+
+def _ok(message: str) -> None:
+    print(f"\N{CHECK MARK} {message}")
+
+
+def on_device(*arrays, device_type: type, shape: tuple[int, int]) -> None:
+    """Each array must be a float32 array of `device_type` (on the device) and of `shape`."""
+    for i, a in enumerate(arrays):
+        if not isinstance(a, device_type):
+            raise NotYet(f"array {i} is a {type(a).__module__}.{type(a).__name__}, not on the device: "
+                         f"copy it there once ({device_type.__module__.split('.')[0]})")
+        if a.shape != shape or a.dtype != np.float32:
+            raise NotYet(f"array {i} has shape {a.shape} and dtype {a.dtype}, expected {shape} float32")
+    _ok(f"{len(arrays)} arrays on the device, {shape[0]} x {shape[1]} float32")
+
+
+def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
+    the grid left out."""
+    rng = np.random.default_rng()
+    for _ in range(3):
+        a = rng.random(_grid(rng), dtype=np.float32)
+        got = _to_numpy(student(to_device(a)), "your Laplacian", device_type)
+        _compare(got, reference_laplacian(a.astype(np.float64)).astype(np.float32), "your Laplacian", 1e-5)
+    _ok("laplacian: right on three random odd, non-square grids, border included")
+
+
+def step(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(u, v, params)` must return (u, v) after one step of the model, dt on every term."""
+    rng = np.random.default_rng()
+    rows, cols = _grid(rng)
+    u, v = (rng.random((rows, cols), dtype=np.float32) for _ in range(2))
+    got = student(to_device(u), to_device(v), PARAMS)
+    if not isinstance(got, tuple) or len(got) != 2:
+        raise NotYet("your step must return a pair (u_next, v_next)")
+    want = reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS)
+    for name, g, w in zip("uv", got, want):
+        g = _to_numpy(g, f"your {name}_next", device_type)
+        try:
+            _compare(g, w.astype(np.float32), f"your {name}_next", 1e-5)
+        except NotYet as err:
+            with_dt_one = reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS.replace(dt=1.0))
+            if np.allclose(g, with_dt_one["uv".index(name)], atol=1e-4):
+                raise NotYet(f"{err}; it matches dt = 1: multiply every term of the update by dt") from None
+            raise
+    _ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}")
+
+
+def time_loop(student, device_type: type | None = None, to_device=lambda a: a, jaxpr=None) -> None:
+    """`student(u, v, params, steps)` must return (u, v) after `steps` steps. With `jaxpr` (JAX's
+    `jax.make_jaxpr`), the loop must be one device loop (fori_loop or scan), not a Python loop."""
+    rows, cols = _grid(np.random.default_rng())
+    steps = 100
+    u0, v0 = initial_state(rows, cols)
+    if jaxpr is not None:
+        program = str(jaxpr(lambda u, v: student(u, v, PARAMS, steps))(to_device(u0), to_device(v0)))
+        if "while" not in program and "scan" not in program:
+            raise NotYet(f"your time loop unrolls into {program.count('add')} additions: it is a Python loop "
+                         "traced step by step. Use lax.fori_loop so that one loop runs on the device")
+    got = student(to_device(u0), to_device(v0), PARAMS, steps)
+    want = reference_run(rows, cols, steps, PARAMS)
+    for name, g, w in zip("uv", got, want):
+        _compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
+                 PARITY_ATOL)
+    _ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jaxpr else ""))
+
+
+def images(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(u, v, params, nbimage, nbextrastep)` must return the V images, shape
+    (nbimage, rows, cols), image i after (i + 1) x nbextrastep steps."""
+    rows, cols = _grid(np.random.default_rng())
+    nbimage, nbextrastep = 5, 7
+    u0, v0 = initial_state(rows, cols)
+    got = _to_numpy(student(to_device(u0), to_device(v0), PARAMS, nbimage, nbextrastep), "your images", device_type)
+    if got.shape != (nbimage, rows, cols):
+        raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
+    for i in range(nbimage):
+        _, v = reference_run(rows, cols, (i + 1) * nbextrastep, PARAMS)
+        try:
+            _compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL)
+        except NotYet as err:
+            raise NotYet(f"{err}. Image i holds V after (i + 1) x nbextrastep steps") from None
+    _ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps")
+
+
+def batch(student, device_type: type | None = None) -> None:
+    """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
+    (feed, kill) pair: shape (pairs, rows, cols)."""
+    feeds = np.array([0.022, 0.03, 0.046], np.float32)
+    kills = np.array([0.051, 0.06, 0.063], np.float32)
+    rows, cols, steps = 33, 41, 60
+    got = _to_numpy(student(feeds, kills, rows, cols, steps), "your batch", device_type)
+    if got.shape != (len(feeds), rows, cols):
+        raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
+    for i, (f, k) in enumerate(zip(feeds, kills)):
+        _, v = reference_run(rows, cols, steps, Parameters(feed=float(f), kill=float(k)))
+        _compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL)
+    _ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right")
