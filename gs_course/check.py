@@ -92,11 +92,22 @@ def step(student, device_type: type | None = None, to_device=lambda a: a) -> Non
         try:
             _compare(g, w.astype(np.float32), f"your {name}_next", 1e-5)
         except NotYet as err:
-            with_dt_one = reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS.replace(dt=1.0))
-            if np.allclose(g, with_dt_one["uv".index(name)], atol=1e-4):
-                raise NotYet(f"{err}; it matches dt = 1: multiply every term of the update by dt") from None
+            if any(np.allclose(g, wrong["uv".index(name)], atol=1e-4) for wrong in _dt_mistakes(u, v)):
+                raise NotYet(f"{err}; it is what dt on some terms only gives: multiply every term of the "
+                             "update by dt") from None
             raise
     _ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}")
+
+
+def _dt_mistakes(u, v):
+    """What a step gives without dt, or with dt on the feed term only (the course prototype's bug)."""
+    u, v = u.astype(np.float64), v.astype(np.float64)
+    p = PARAMS
+    uvv = u * v * v
+    without_dt = reference_step(u, v, p.replace(dt=1.0))
+    dt_on_feed_only = (u + p.du * reference_laplacian(u) - uvv + p.dt * p.feed * (1 - u),
+                       v + p.dv * reference_laplacian(v) + uvv - (p.feed + p.kill) * v)
+    return without_dt, dt_on_feed_only
 
 
 def time_loop(student, device_type: type | None = None, to_device=lambda a: a, jaxpr=None) -> None:

@@ -9,6 +9,7 @@ import platform
 import signal
 import subprocess
 import sys
+import time
 import warnings
 from pathlib import Path
 
@@ -83,6 +84,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="run every library in this process, not each in its own (they can slow each other)")
     bench.add_argument("--json", default="bench.json", help="results file (default bench.json)")
     bench.add_argument("--figure", default="bench.png", help="bar chart (default bench.png)")
+
+    instructor = commands.add_parser(
+        "instructor-check",
+        help="before a session: doctor, then every solved notebook at full size, then a summary",
+        description="Run gs-course doctor, then each notebook of solutions/ through nbval (outputs "
+        "compared) at the chosen size, and print a summary table: notebook, pass/fail, run time, GPU. "
+        "Run it from a clone of the course repository, on the GPU node the students will use.",
+    )
+    instructor.add_argument("--size", choices=("full", "small"), default="full",
+                            help="grid size for the notebooks (default full, as students on a GPU get)")
+    instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
@@ -281,9 +293,35 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
+def _instructor_check(args: argparse.Namespace) -> int:
+    from .notebooks import ROOT
+
+    solved = sorted((ROOT / "solutions").glob("*.ipynb"))
+    if not solved:
+        raise UsageError(f"no notebooks in {ROOT / 'solutions'}: run this from a clone of the course repository")
+    if args.summary:
+        check_writable(args.summary)
+    _doctor(argparse.Namespace(require_gpu=False))
+    gpu = ", ".join(g.name for g in gpus()) or "none (CPU)"
+    rows = []
+    for notebook in solved:
+        print(f"\nrunning {notebook.name} ({args.size} size) ...", flush=True)
+        start = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
+                              cwd=ROOT, env={**os.environ, "GS_COURSE_SIZE": args.size})
+        rows.append((notebook.name, "pass" if done.returncode == 0 else "FAIL", time.perf_counter() - start))
+    table = ["| notebook | result | run time | GPU |", "|---|---|---|---|"]
+    table += [f"| {name} | {result} | {seconds:.0f} s | {gpu} |" for name, result, seconds in rows]
+    print("\n" + "\n".join(table))
+    if args.summary:
+        Path(args.summary).write_text(f"# Instructor check, {args.size} size\n\n" + "\n".join(table) + "\n")
+    return 0 if all(result == "pass" for _, result, _ in rows) else EXIT_FAILURE
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench}[args.command]
+    command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench,
+               "instructor-check": _instructor_check}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

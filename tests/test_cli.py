@@ -125,3 +125,16 @@ def test_console_script_is_installed():
     assert script, "gs-course is not installed: pip install -e ."
     done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("gs-course ")
+
+
+def test_instructor_check_runs_every_solution_notebook_and_summarises(tmp_path, capsys):
+    summary = tmp_path / "summary.md"
+    assert main(["instructor-check", "--size", "small", "--summary", str(summary)]) == 0
+    out = capsys.readouterr().out
+    assert "Backends:" in out  # doctor first
+    assert "| 1_Python_GPU_JAX.ipynb | pass |" in out and "| 1_Python_GPU_JAX.ipynb | pass |" in summary.read_text()
+
+
+def test_instructor_check_refuses_an_unwritable_summary(capsys):
+    assert main(["instructor-check", "--summary", "/no/such/folder/summary.md"]) == 2
+    assert "folder /no/such/folder does not exist" in capsys.readouterr().err
