@@ -160,10 +160,10 @@ def device_copy_gbps() -> float | None:
         return None
     import cupy
 
-    from .transfer import _Bench
+    from .transfer import CopyBench
 
     nbytes = 1 << 30
-    bench = _Bench(cupy, nbytes)
+    bench = CopyBench(cupy, nbytes)
     return 2 * nbytes / bench.device_copy_seconds(nbytes) / 1e9
 
 

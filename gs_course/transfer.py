@@ -86,7 +86,7 @@ def _repeats(nbytes: int) -> int:
     return int(min(50, max(3, 2 * GIB // nbytes)))
 
 
-class _Bench:
+class CopyBench:
     """Buffers on both sides, and the copy calls: one async call for both kinds of host memory,
     so that the only difference measured is whether the host buffer is pinned."""
 
@@ -159,7 +159,7 @@ def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
     busy = _busy_kernel(cp)
 
     # Calibrate the kernel to last about as long as one chunk's copy in.
-    bench = _Bench(cp, chunk_bytes)
+    bench = CopyBench(cp, chunk_bytes)
     copy_s = _median_seconds(lambda: bench.copy("host_to_device", "pinned", chunk_bytes), 5)
     probe_iterations = 64
     kernel_s = _median_seconds(lambda: (busy(dev_in[0], probe_iterations, dev_out[0]), cp.cuda.Device().synchronize()), 5)
@@ -248,7 +248,7 @@ def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes
     sizes = [size for size in SIZES if size <= max_bytes]
     log = log or (lambda message: None)
     frame_bytes = FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
-    bench = _Bench(cp, max(sizes[-1], frame_bytes))
+    bench = CopyBench(cp, max(sizes[-1], frame_bytes))
     copies = []
     for nbytes in sizes:
         for direction in DIRECTIONS:
