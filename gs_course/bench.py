@@ -162,7 +162,7 @@ def device_copy_gbps() -> float | None:
 
     from .transfer import CopyBench
 
-    nbytes = 1 << 30
+    nbytes = min(1 << 30, cupy.cuda.runtime.memGetInfo()[0] // 4)  # small cards: a quarter of what is free
     bench = CopyBench(cupy, nbytes)
     return 2 * nbytes / bench.device_copy_seconds(nbytes) / 1e9
 

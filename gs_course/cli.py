@@ -96,6 +96,16 @@ def _parser() -> argparse.ArgumentParser:
                             help="grid size for the notebooks (default full, as students on a GPU get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
 
+    kernels = commands.add_parser(
+        "kernels",
+        help="install the JupyterHub kernels that run the course inside its Apptainer image",
+        description="Install two Jupyter kernels (Python on GPU; cuPyNumeric with Legate) that start "
+        "inside the course's Apptainer image with --nv and the shared-GPU settings.",
+    )
+    kernels.add_argument("--image", required=True, help="the course's .sif image, as the hub's nodes see it")
+    kernels.add_argument("--prefix", help="install for every user of this Jupyter prefix (e.g. the hub's)")
+    kernels.add_argument("--apptainer", default="apptainer", help="the apptainer command (default apptainer)")
+
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
     return parser
@@ -318,10 +328,20 @@ def _instructor_check(args: argparse.Namespace) -> int:
     return 0 if all(result == "pass" for _, result, _ in rows) else EXIT_FAILURE
 
 
+def _kernels(args: argparse.Namespace) -> int:
+    from . import kernels
+
+    if not Path(args.image).is_file():
+        raise UsageError(f"no image at {args.image}: build it with apptainer build gs-course.sif apptainer.def")
+    for folder in kernels.install(args.image, prefix=args.prefix, apptainer=args.apptainer):
+        print(f"installed {folder}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench,
-               "instructor-check": _instructor_check}[args.command]
+               "instructor-check": _instructor_check, "kernels": _kernels}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

