@@ -37,6 +37,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__, backends
+from . import results as result_files
 from .devices import gpus
 from .model import PARITY_ATOL, reference_run
 from .output import BackgroundWriter, FrameWriter
@@ -326,17 +327,12 @@ def table(results: dict) -> str:
     return "\n".join(lines)
 
 
-def save(results: dict, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(results, indent=1) + "\n")
-    return path
-
-
 def load(path: str | Path) -> dict:
-    results = json.loads(Path(path).read_text())
-    if results.get("schema") != SCHEMA:
-        raise ValueError(f"{path} is not a gs-course benchmark result (schema {SCHEMA})")
-    return results
+    """A benchmark results file, read back after checking its schema."""
+    return result_files.load(path, "benchmark", SCHEMA)
+
+
+save = result_files.save
 
 
 def figure(results: dict):

@@ -30,6 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from . import __version__
+from . import results as result_files
 
 SCHEMA = 1
 KIB, MIB, GIB = 2**10, 2**20, 2**30
@@ -54,16 +55,11 @@ def recorded() -> dict:
 
 
 def load(path: str | Path) -> dict:
-    results = json.loads(Path(path).read_text())
-    if results.get("schema") != SCHEMA:
-        raise ValueError(f"{path} is not a gs-course transfer result (schema {SCHEMA})")
-    return results
+    """A transfer results file, read back after checking its schema."""
+    return result_files.load(path, "transfer", SCHEMA)
 
 
-def save(results: dict, path: str | Path) -> Path:
-    path = Path(path)
-    path.write_text(json.dumps(results, indent=1) + "\n")
-    return path
+save = result_files.save
 
 
 # --- measuring (CuPy, on a GPU) -----------------------------------------------------------------
