@@ -14,7 +14,7 @@ from types import ModuleType
 from ..devices import gigabytes, gpus, host_memory_available
 from ..model import check_grid
 from ..parameters import Parameters
-from .base import Probe, Simulation
+from .base import Probe, Simulation, first_line
 
 #: Every backend, in the order the course teaches them (PyTorch, optional, for comparison).
 BACKENDS = ("numpy", "jax", "cupynumeric", "cupy", "torch")
@@ -65,8 +65,7 @@ def probe(name: str) -> Probe:
     except (ImportError, OSError) as err:
         if importlib.util.find_spec(name) is None:  # each backend is named after its library
             return Probe(name, False, reason=f"not installed; to install: {_INSTALL_HINT[name]}")
-        detail = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        return Probe(name, False, reason=f"installed but cannot load ({detail}); {_LOAD_HINT[name]}")
+        return Probe(name, False, reason=f"installed but cannot load ({first_line(err)}); {_LOAD_HINT[name]}")
     return module.probe()
 
 

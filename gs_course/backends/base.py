@@ -21,6 +21,11 @@ from ..parameters import Parameters
 WINDOW_OFFSETS = tuple((i, j) for i in range(3) for j in range(3))
 
 
+def first_line(err: BaseException) -> str:
+    """The first line of an exception's message (libraries that fail to load can print pages)."""
+    return (str(err).strip().splitlines() or [type(err).__name__])[0]
+
+
 @dataclasses.dataclass(frozen=True)
 class Probe:
     """Whether a backend runs here: its version and device, or the reason and the fix."""

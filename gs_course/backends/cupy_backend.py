@@ -15,7 +15,7 @@ import numpy as np
 
 from ..model import initial_state
 from ..parameters import Parameters
-from .base import PaddedSlices, Probe, Simulation
+from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
 
 NAME = "cupy"
@@ -29,12 +29,8 @@ def probe() -> Probe:
         float(cupy.arange(4, dtype=cupy.float32).sum())  # compiles and runs a kernel
         name = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
     except Exception as err:  # CUDA reports a missing driver or device with many exception types
-        return Probe(NAME, False, cupy.__version__, reason=f"no usable NVIDIA GPU ({_first_line(err)})")
+        return Probe(NAME, False, cupy.__version__, reason=f"no usable NVIDIA GPU ({first_line(err)})")
     return Probe(NAME, True, cupy.__version__, name, on_gpu=True)
-
-
-def _first_line(err: Exception) -> str:
-    return (str(err).strip().splitlines() or [type(err).__name__])[0]
 
 
 def free_memory() -> int:
