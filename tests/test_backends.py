@@ -98,7 +98,7 @@ def test_unknown_backend_lists_the_backends():
 
 
 def test_unknown_formulation_lists_the_formulations():
-    with pytest.raises(backends.BackendError, match="backend jax has no formulation 'magic'; it has conv, slices, unrolled"):
+    with pytest.raises(backends.BackendError, match="backend jax has no formulation 'magic'; it has conv, slices, unrolled, stacked"):
         backends.create("jax", PARAMS, 20, 20, "magic")
 
 
@@ -149,3 +149,29 @@ def test_h5py_still_works_after_loading_cupynumeric(tmp_path):
             f"h5py.File({str(tmp_path / 'x.h5')!r}, 'w').create_dataset('m', data=[1.0]); print('ok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("shape", [(32, 8, 1), (64, 16, 3), (32, 32, 4)], ids=lambda s: "x".join(map(str, s)))
+def test_cupy_tilings_match_the_reference(reference, shape):
+    """Any tile shape and steps per launch, including the last launch of a run doing fewer steps."""
+    if not backends.probe("cupy").ok:
+        pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
+    from gs_course.backends import cupy_backend
+
+    grid = GRIDS[1]
+    sim = cupy_backend.CupyTiled(PARAMS, *grid, tiling=cupy_backend.Tiling(*shape))
+    for steps in (5, 0, 1, 294):
+        sim.advance(steps)
+    for got, want in zip(sim.fetch(), reference[grid]):
+        np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
+
+
+def test_cupy_launches_split_the_steps_and_tilings_are_validated():
+    cupy_backend = pytest.importorskip("gs_course.backends.cupy_backend", reason="CuPy is not installed")
+    assert cupy_backend.launches(7, 3) == [3, 3, 1]
+    assert cupy_backend.launches(6, 2) == [2, 2, 2]
+    assert cupy_backend.launches(0, 2) == []
+    with pytest.raises(ValueError, match="at most 1024 threads"):
+        cupy_backend.Tiling(64, 32, 1)
+    with pytest.raises(ValueError, match="wider than 2 x max_steps"):
+        cupy_backend.Tiling(32, 4, 2)

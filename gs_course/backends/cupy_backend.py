@@ -1,14 +1,18 @@
 """CuPy: NumPy's interface on an NVIDIA GPU, then CUDA kernels written by hand.
 
-Four formulations, slowest to fastest, each one lesson:
+Five formulations, slowest to fastest, each one lesson:
 - `slices`: NumPy code unchanged, ~40 kernel launches and temporaries a step;
 - `elementwise`: one `ElementwiseKernel` a step, CuPy writes the loop and the launch;
 - `raw`: one `RawKernel` a step on 2-D blocks, which share neighbours in the cache;
 - `graph`: the same kernel, the launches of a whole image captured once as a CUDA graph and
-  replayed, so that Python's per-launch overhead (several microseconds) leaves the time loop.
+  replayed, so that Python's per-launch overhead (several microseconds) leaves the time loop;
+- `tiled`: a kernel that runs several steps per launch on a tile held in shared memory
+  ("temporal blocking"), replayed as a graph: fewer trips to memory, the real limit.
 """
 
 import abc
+import dataclasses
+import functools
 
 import cupy
 import numpy as np
@@ -55,15 +59,60 @@ def launch_step(u, v, u_next, v_next, scalars: tuple) -> None:
     _STEP_KERNEL(grid, BLOCK, (u, v, u_next, v_next, *scalars))
 
 
+@dataclasses.dataclass(frozen=True)
+class Tiling:
+    """The shape of the temporal-blocking kernel: threads (= cells) of a block along columns and
+    rows, and the most steps one launch runs (also the halo each block reads around its output)."""
+
+    cols: int = 32
+    rows: int = 32
+    max_steps: int = 2
+
+    def __post_init__(self):
+        if self.cols * self.rows > 1024 or min(self.cols, self.rows) <= 2 * self.max_steps:
+            raise ValueError(f"{self}: needs at most 1024 threads and a tile wider than 2 x max_steps")
+
+    @property
+    def output(self) -> tuple[int, int]:
+        """Rows and columns of the cells a block writes."""
+        return self.rows - 2 * self.max_steps, self.cols - 2 * self.max_steps
+
+
+#: The fastest tiling measured on an H200 (results/2026-11-30-h200-tiling-*.txt).
+TILING = Tiling()
+
+
+@functools.cache
+def tiled_kernel(tiling: Tiling) -> cupy.RawKernel:
+    """gray_scott_steps compiled for `tiling` (its sizes are compile-time constants)."""
+    options = (f"-DTILE_COLS={tiling.cols}", f"-DTILE_ROWS={tiling.rows}", f"-DMAX_STEPS={tiling.max_steps}")
+    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_steps", options=options)
+
+
+def launch_steps(u, v, u_next, v_next, steps: int, scalars: tuple, tiling: Tiling = TILING) -> None:
+    """Queue `steps` <= tiling.max_steps steps in one launch of the tiled kernel."""
+    rows, cols = u.shape
+    out_rows, out_cols = tiling.output
+    grid = (-(-cols // out_cols), -(-rows // out_rows))
+    tiled_kernel(tiling)(grid, (tiling.cols, tiling.rows), (u, v, u_next, v_next, *scalars, np.int32(steps)))
+
+
+def launches(steps: int, steps_per_launch: int) -> list[int]:
+    """Steps of each launch: as many full launches as fit, then the remainder."""
+    full, remainder = divmod(steps, steps_per_launch)
+    return [steps_per_launch] * full + ([remainder] if remainder else [])
+
+
 def run_steps(u, v, u_out, v_out, steps: int, params: Parameters) -> None:
     """`steps` >= 1 steps from (u, v), which stay untouched, the result left in (u_out, v_out)."""
     scalars = _scalars(params, *u.shape)
-    spare = (cupy.empty_like(u), cupy.empty_like(v)) if steps > 1 else None
-    # Alternate between the output and a spare pair so that the last step writes the output.
-    targets = [(u_out, v_out) if (steps - k) % 2 == 0 else spare for k in range(1, steps + 1)]
+    chunks = launches(steps, TILING.max_steps)
+    spare = (cupy.empty_like(u), cupy.empty_like(v)) if len(chunks) > 1 else None
+    # Alternate between the output and a spare pair so that the last launch writes the output.
+    targets = [(u_out, v_out) if (len(chunks) - k) % 2 == 0 else spare for k in range(1, len(chunks) + 1)]
     source = (u, v)
-    for target in targets:
-        launch_step(*source, *target, scalars)
+    for chunk, target in zip(chunks, targets):
+        launch_steps(*source, *target, chunk, scalars)
         source = target
 
 
@@ -79,10 +128,11 @@ class CupySlices(PaddedSlices):
 
 
 class _DoubleBuffered(Simulation):
-    """U, V and a second pair on the GPU (no padding); a step reads one pair and writes the other."""
+    """U, V and a second pair on the GPU (no padding); a launch reads one pair and writes the other."""
 
     backend = NAME
     arrays_per_cell = 4
+    steps_per_launch = 1
 
     def __init__(self, params: Parameters, rows: int, cols: int):
         super().__init__(params, rows, cols)
@@ -92,17 +142,14 @@ class _DoubleBuffered(Simulation):
         self._scalars = _scalars(params, rows, cols)
 
     @abc.abstractmethod
-    def _launch(self, u, v, u_next, v_next) -> None:
-        """Queue one step that reads (u, v) and writes (u_next, v_next)."""
-
-    def _step(self) -> None:
-        (u, v), (u_next, v_next) = self._pairs[self._current], self._pairs[1 - self._current]
-        self._launch(u, v, u_next, v_next)
-        self._current = 1 - self._current
+    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+        """Queue `steps` (at most steps_per_launch) steps that read (u, v) and write (u_next, v_next)."""
 
     def _advance(self, steps: int) -> None:
-        for _ in range(steps):
-            self._step()
+        for chunk in launches(steps, self.steps_per_launch):
+            (u, v), (u_next, v_next) = self._pairs[self._current], self._pairs[1 - self._current]
+            self._launch(u, v, u_next, v_next, chunk)
+            self._current = 1 - self._current
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         u, v = self._pairs[self._current]
@@ -129,7 +176,7 @@ class CupyElementwise(_DoubleBuffered):
         preamble=GRAY_SCOTT_CU,
     )
 
-    def _launch(self, u, v, u_next, v_next) -> None:
+    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
         self._kernel(u, v, *self._scalars, u_next, v_next, size=self.rows * self.cols)
 
 
@@ -138,7 +185,7 @@ class CupyRaw(_DoubleBuffered):
 
     formulation = "raw"
 
-    def _launch(self, u, v, u_next, v_next) -> None:
+    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
         launch_step(u, v, u_next, v_next, self._scalars)
 
 
@@ -153,7 +200,10 @@ class CupyGraph(CupyRaw):
         # ordered with the default stream that `fetch` copies on.
         self._stream = cupy.cuda.Stream()
         self._graphs = {}
-        _STEP_KERNEL.compile()  # loading a module is not allowed while a stream is captured
+        self._compile()  # loading a module is not allowed while a stream is captured
+
+    def _compile(self) -> None:
+        _STEP_KERNEL.compile()
 
     def _advance(self, steps: int) -> None:
         if not steps:
@@ -166,8 +216,28 @@ class CupyGraph(CupyRaw):
                 super()._advance(steps)  # recorded, not run
                 graph = self._graphs[(steps, start)] = self._stream.end_capture()
             graph.launch(self._stream)
-        self._current = (start + steps) % 2
+        self._current = (start + len(launches(steps, self.steps_per_launch))) % 2
 
 
-FORMULATIONS = {cls.formulation: cls for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph)}
-DEFAULT_FORMULATION = FASTEST = "graph"
+class CupyTiled(CupyGraph):
+    """Temporal blocking: each launch runs up to `tiling.max_steps` steps on tiles in shared
+    memory, so U and V cross the memory bus once per launch instead of once per step."""
+
+    formulation = "tiled"
+    tiling = TILING
+
+    def __init__(self, params: Parameters, rows: int, cols: int, tiling: Tiling | None = None):
+        if tiling is not None:
+            self.tiling = tiling
+        self.steps_per_launch = self.tiling.max_steps
+        super().__init__(params, rows, cols)
+
+    def _compile(self) -> None:
+        tiled_kernel(self.tiling).compile()
+
+    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+        launch_steps(u, v, u_next, v_next, steps, self._scalars, self.tiling)
+
+
+FORMULATIONS = {cls.formulation: cls for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyTiled)}
+DEFAULT_FORMULATION = FASTEST = "tiled"

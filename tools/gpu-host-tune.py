@@ -1,0 +1,108 @@
+"""Tuning runs for the fastest formulations, on the GPU test host: which tiling of the CuPy kernel
+and which JAX step formulation are fastest on the benchmark's workload (1080 x 1920, 32,000 steps).
+
+    COMMIT=<hash> python3 tools/gpu-host-tune.py > $OUT/tune.txt
+
+Each variant is checked against the float64 reference before it is timed (bench.CHECK_GRID,
+64 steps, odd sizes); the first image (compilation) is timed apart; timings synchronize.
+The numbers chose the defaults of gs_course (cupy_backend.TILING, jax_backend.FASTEST).
+"""
+
+import datetime
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+from gs_course import backends
+from gs_course.bench import CHECK_GRID, CHECK_PARAMS, FULL
+from gs_course.model import reference_run
+from gs_course.parameters import Parameters
+
+REFERENCE = reference_run(*CHECK_GRID, 64, CHECK_PARAMS)
+
+
+def error_of(make) -> float:
+    sim = make(CHECK_PARAMS, *CHECK_GRID)
+    sim.advance(64)
+    return float(max(np.abs(a - b).max() for a, b in zip(sim.fetch(), REFERENCE)))
+
+
+def report(name: str, make) -> None:
+    """Check, then time the full workload: one image to compile, then 1000 images."""
+    error = error_of(make)
+    sim = make(Parameters(), FULL.rows, FULL.cols)
+    start = time.perf_counter()
+    sim.advance(FULL.steps_per_image)
+    sim.synchronize()
+    compile_s = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(FULL.images):
+        sim.advance(FULL.steps_per_image)
+    sim.synchronize()
+    seconds = time.perf_counter() - start
+    print(f"{name:<44} {seconds:7.3f} s  {seconds / FULL.steps * 1e6:6.2f} us/step  "
+          f"first image {compile_s:6.2f} s  error {error:.1e}", flush=True)
+
+
+def tune_cupy() -> None:
+    from gs_course.backends import cupy_backend as cb
+
+    print("## CuPy: one step per launch, then the tiled kernel (threads along columns x rows, steps per launch)")
+    for name in ("raw", "graph"):
+        report(f"cupy/{name}", cb.FORMULATIONS[name])
+    for cols, rows, steps in [(32, 8, 1), (32, 16, 1), (32, 32, 1), (64, 8, 1), (64, 16, 1),
+                              (32, 16, 2), (32, 32, 2), (64, 8, 2), (64, 16, 2), (128, 8, 2),
+                              (32, 32, 3), (64, 16, 3), (32, 32, 4), (64, 16, 4)]:
+        tiling = cb.Tiling(cols, rows, steps)
+        report(f"cupy/tiled {cols} x {rows}, {steps} steps",
+               lambda p, r, c, t=tiling: cb.CupyTiled(p, r, c, tiling=t))
+
+
+def tune_jax() -> None:
+    import jax
+    import jax.numpy as jnp
+
+    from gs_course.backends import jax_backend as jb
+    from gs_course.model import window_counts
+
+    print("## JAX: formulations, and the kernels XLA makes of one step")
+    for name, cls in jb.FORMULATIONS.items():
+        report(f"jax/{name}", cls)
+    u, v = (jnp.zeros((FULL.rows, FULL.cols), jnp.float32) for _ in range(2))
+    counts, p = jnp.asarray(window_counts(FULL.rows, FULL.cols)), Parameters()
+    one_step = {"slices": (lambda u, v: jb.step(u, v, counts, p), (u, v)),
+                "stacked": (lambda uv: jb.stacked_step(uv, counts, p), (jnp.stack((u, v)),))}
+    for name, (function, arguments) in one_step.items():
+        hlo = jax.jit(function).lower(*arguments).compile().as_text()
+        entry = hlo[hlo.index("ENTRY"):]
+        kernels = [line.strip()[:160] for line in entry.splitlines() if " fusion(" in line or "custom-call(" in line]
+        print(f"jax/{name}: {len(kernels)} kernel(s) a step:", *kernels, sep="\n  ")
+
+
+def profile_cupy_kernels() -> None:
+    """Nsight Compute's speed-of-light and memory sections for one launch of each CuPy kernel."""
+    code = ("from gs_course.backends import cupy_backend as cb; from gs_course.parameters import Parameters;"
+            "[cb.FORMULATIONS[n](Parameters(), 1080, 1920).advance(4) for n in ('raw', 'tiled')];"
+            "import cupy; cupy.cuda.Device().synchronize()")
+    command = ["ncu", "--clock-control", "none", "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
+               "-k", "regex:gray_scott", "-c", "6", sys.executable, "-c", code]
+    print("## ncu:", " ".join(command[:-1]), "'...'", flush=True)
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=240)
+        print(done.stdout[-12000:], done.stderr[-2000:], flush=True)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        print(f"ncu did not run: {err}")
+
+
+if __name__ == "__main__":
+    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
+                         capture_output=True, text=True).stdout.strip()
+    print(f"# tuning on {gpu}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
+          f"commit {os.environ.get('COMMIT', 'unknown')}")
+    print(f"workload {FULL.rows} x {FULL.cols}, {FULL.images} images x {FULL.steps_per_image} steps", flush=True)
+    for section in sys.argv[1:] or ["cupy", "jax", "ncu"]:
+        {"cupy": tune_cupy, "jax": tune_jax, "ncu": profile_cupy_kernels}[section]()
+    print(backends.probe("cupy").describe(), "|", backends.probe("jax").describe())
