@@ -78,11 +78,18 @@ def window_counts(rows: int, cols: int, dtype=np.float32) -> np.ndarray:
     Fast formulations use L(a) = (window sum of a, zero outside) - counts * a, which equals the
     reference's sum of w * (a[n] - a) for the all-ones stencil.
     """
-    per_row = np.full(rows, 3, dtype=dtype)
+    per_row, per_col = window_count_factors(rows, cols, dtype)
+    return per_row * per_col
+
+
+def window_count_factors(rows: int, cols: int, dtype=np.float32) -> tuple[np.ndarray, np.ndarray]:
+    """window_counts as a column (rows x 1) and a row (1 x cols) whose product it is: a kernel
+    that multiplies them reads rows + cols numbers instead of rows x cols."""
+    per_row = np.full((rows, 1), 3, dtype=dtype)
     per_row[[0, -1]] = 2
-    per_col = np.full(cols, 3, dtype=dtype)
-    per_col[[0, -1]] = 2
-    return np.outer(per_row, per_col)
+    per_col = np.full((1, cols), 3, dtype=dtype)
+    per_col[:, [0, -1]] = 2
+    return per_row, per_col
 
 
 def reference_step(u: np.ndarray, v: np.ndarray, p: Parameters) -> tuple[np.ndarray, np.ndarray]:

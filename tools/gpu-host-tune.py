@@ -53,12 +53,16 @@ def tune_cupy() -> None:
     print("## CuPy: one step per launch, then the tiled kernel (threads along columns x rows, steps per launch)")
     for name in ("raw", "graph"):
         report(f"cupy/{name}", cb.FORMULATIONS[name])
-    for cols, rows, steps in [(32, 8, 1), (32, 16, 1), (32, 32, 1), (64, 8, 1), (64, 16, 1),
-                              (32, 16, 2), (32, 32, 2), (64, 8, 2), (64, 16, 2), (128, 8, 2),
-                              (32, 32, 3), (64, 16, 3), (32, 32, 4), (64, 16, 4)]:
+    for cols, rows, steps in [(32, 8, 1), (32, 16, 2), (32, 32, 2), (32, 32, 3)]:
         tiling = cb.Tiling(cols, rows, steps)
         report(f"cupy/tiled {cols} x {rows}, {steps} steps",
                lambda p, r, c, t=tiling: cb.CupyTiled(p, r, c, tiling=t))
+    print("## CuPy: the strip kernel (threads along columns x rows, cells each thread walks down)")
+    for cols, rows, strip_rows in [(32, 8, 4), (32, 8, 8), (32, 4, 8), (32, 16, 4), (32, 8, 16), (32, 4, 16),
+                                   (32, 2, 16), (64, 4, 8), (64, 8, 4), (128, 2, 8), (128, 4, 4), (32, 16, 2)]:
+        strips = cb.Strips(cols, rows, strip_rows)
+        report(f"cupy/strip {cols} x {rows}, {strip_rows} rows each",
+               lambda p, r, c, s=strips: cb.CupyStrip(p, r, c, strips=s))
 
 
 def tune_jax() -> None:
@@ -66,15 +70,17 @@ def tune_jax() -> None:
     import jax.numpy as jnp
 
     from gs_course.backends import jax_backend as jb
-    from gs_course.model import window_counts
+    from gs_course.model import window_count_factors, window_counts
 
     print("## JAX: formulations, and the kernels XLA makes of one step")
     for name, cls in jb.FORMULATIONS.items():
         report(f"jax/{name}", cls)
     u, v = (jnp.zeros((FULL.rows, FULL.cols), jnp.float32) for _ in range(2))
     counts, p = jnp.asarray(window_counts(FULL.rows, FULL.cols)), Parameters()
-    one_step = {"slices": (lambda u, v: jb.step(u, v, counts, p), (u, v)),
-                "stacked": (lambda uv: jb.stacked_step(uv, counts, p), (jnp.stack((u, v)),))}
+    factors = tuple(jnp.asarray(f) for f in window_count_factors(FULL.rows, FULL.cols))
+    one_step = {"slices, counts array": (lambda u, v: jb.step(u, v, counts, p), (u, v)),
+                "slices, counts from factors": (lambda u, v: jb.step(u, v, jnp.multiply(*factors), p), (u, v)),
+                "stacked": (lambda uv: jb.stacked_step(uv, jnp.multiply(*factors), p), (jnp.stack((u, v)),))}
     for name, (function, arguments) in one_step.items():
         hlo = jax.jit(function).lower(*arguments).compile().as_text()
         entry = hlo[hlo.index("ENTRY"):]
@@ -85,10 +91,10 @@ def tune_jax() -> None:
 def profile_cupy_kernels() -> None:
     """Nsight Compute's speed-of-light and memory sections for one launch of each CuPy kernel."""
     code = ("from gs_course.backends import cupy_backend as cb; from gs_course.parameters import Parameters;"
-            "[cb.FORMULATIONS[n](Parameters(), 1080, 1920).advance(4) for n in ('raw', 'tiled')];"
+            "[cb.FORMULATIONS[n](Parameters(), 1080, 1920).advance(4) for n in ('raw', 'strip')];"
             "import cupy; cupy.cuda.Device().synchronize()")
     command = ["ncu", "--clock-control", "none", "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
-               "-k", "regex:gray_scott", "-c", "6", sys.executable, "-c", code]
+               "-k", "regex:gray_scott", "-c", "8", sys.executable, "-c", code]
     print("## ncu:", " ".join(command[:-1]), "'...'", flush=True)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=240)

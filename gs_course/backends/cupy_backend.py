@@ -97,6 +97,32 @@ def launch_steps(u, v, u_next, v_next, steps: int, scalars: tuple, tiling: Tilin
     tiled_kernel(tiling)(grid, (tiling.cols, tiling.rows), (u, v, u_next, v_next, *scalars, np.int32(steps)))
 
 
+@dataclasses.dataclass(frozen=True)
+class Strips:
+    """The shape of the strip kernel's launch: threads of a block along columns and rows, and
+    the cells of a column each thread walks down (a compile-time constant of the kernel)."""
+
+    cols: int = 32
+    rows: int = 8
+    strip_rows: int = 8
+
+
+#: The fastest strip shape measured on an H200 (results/2026-11-30-h200-tune-*.txt).
+STRIPS = Strips()
+
+
+@functools.cache
+def strip_kernel(strip_rows: int) -> cupy.RawKernel:
+    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_strip", options=(f"-DSTRIP_ROWS={strip_rows}",))
+
+
+def launch_strip(u, v, u_next, v_next, scalars: tuple, strips: Strips = STRIPS) -> None:
+    """Queue one step of the strip kernel on the current stream."""
+    rows, cols = u.shape
+    grid = (-(-cols // strips.cols), -(-rows // (strips.rows * strips.strip_rows)))
+    strip_kernel(strips.strip_rows)(grid, (strips.cols, strips.rows), (u, v, u_next, v_next, *scalars))
+
+
 def launches(steps: int, steps_per_launch: int) -> list[int]:
     """Steps of each launch: as many full launches as fit, then the remainder."""
     full, remainder = divmod(steps, steps_per_launch)
@@ -239,5 +265,25 @@ class CupyTiled(CupyGraph):
         launch_steps(u, v, u_next, v_next, steps, self._scalars, self.tiling)
 
 
-FORMULATIONS = {cls.formulation: cls for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyTiled)}
+class CupyStrip(CupyGraph):
+    """One step per launch, each thread walking down a strip of a column and keeping row sums in
+    registers: a third of the loads of `raw`, replayed as a graph."""
+
+    formulation = "strip"
+    strips = STRIPS
+
+    def __init__(self, params: Parameters, rows: int, cols: int, strips: Strips | None = None):
+        if strips is not None:
+            self.strips = strips
+        super().__init__(params, rows, cols)
+
+    def _compile(self) -> None:
+        strip_kernel(self.strips.strip_rows).compile()
+
+    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+        launch_strip(u, v, u_next, v_next, self._scalars, self.strips)
+
+
+FORMULATIONS = {cls.formulation: cls
+                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyTiled, CupyStrip)}
 DEFAULT_FORMULATION = FASTEST = "tiled"

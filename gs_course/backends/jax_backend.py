@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 
-from ..model import initial_state, window_counts
+from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
 from .base import WINDOW_OFFSETS, Probe, Simulation
 
@@ -71,16 +71,21 @@ def stacked_step(uv, counts, p: Parameters):
 
 
 @partial(jax.jit, static_argnames=("p", "steps", "unroll", "laplacian"))
-def advance(u, v, counts, p: Parameters, steps: int, unroll: int = 1, laplacian=slices_laplacian):
-    """`steps` steps fused into one compiled loop: no Python, no host round trip between steps."""
-    body = lambda _, uv: step(*uv, counts, p, laplacian)  # noqa: E731
+def advance(u, v, count_factors, p: Parameters, steps: int, unroll: int = 1, laplacian=slices_laplacian):
+    """`steps` steps fused into one compiled loop: no Python, no host round trip between steps.
+
+    The window counts are multiplied out inside each step from their factors (a column and a
+    row, see `model.window_count_factors`): XLA fuses the product into the step's kernel, which
+    then reads U and V only, not a third array as large."""
+    body = lambda _, uv: step(*uv, jnp.multiply(*count_factors), p, laplacian)  # noqa: E731
     return lax.fori_loop(0, steps, body, (u, v), unroll=unroll)
 
 
 @partial(jax.jit, static_argnames=("p", "steps", "unroll"))
-def advance_stacked(uv, counts, p: Parameters, steps: int, unroll: int = 1):
+def advance_stacked(uv, count_factors, p: Parameters, steps: int, unroll: int = 1):
     """`advance` for the stacked state."""
-    return lax.fori_loop(0, steps, lambda _, state: stacked_step(state, counts, p), uv, unroll=unroll)
+    body = lambda _, state: stacked_step(state, jnp.multiply(*count_factors), p)  # noqa: E731
+    return lax.fori_loop(0, steps, body, uv, unroll=unroll)
 
 
 class JaxSlices(Simulation):
@@ -96,14 +101,14 @@ class JaxSlices(Simulation):
         super().__init__(params, rows, cols)
         u0, v0 = initial_state(rows, cols)
         self._u, self._v = jnp.asarray(u0), jnp.asarray(v0)
-        self._counts = jnp.asarray(window_counts(rows, cols))
+        self._count_factors = tuple(jnp.asarray(f) for f in window_count_factors(rows, cols))
 
     def _unroll(self, steps: int) -> int:
         return 1
 
     def _advance(self, steps: int) -> None:
         if steps:
-            self._u, self._v = advance(self._u, self._v, self._counts, self.params, steps,
+            self._u, self._v = advance(self._u, self._v, self._count_factors, self.params, steps,
                                        self._unroll(steps), self.laplacian)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +151,7 @@ class JaxStacked(JaxUnrolled):
 
     def _advance(self, steps: int) -> None:
         if steps:
-            self._uv = advance_stacked(self._uv, self._counts, self.params, steps, self._unroll(steps))
+            self._uv = advance_stacked(self._uv, self._count_factors, self.params, steps, self._unroll(steps))
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         u, v = np.asarray(self._uv)
