@@ -88,19 +88,36 @@ def tune_jax() -> None:
         print(f"jax/{name}: {len(kernels)} kernel(s) a step:", *kernels, sep="\n  ")
 
 
-def profile_cupy_kernels() -> None:
-    """Nsight Compute's speed-of-light and memory sections for one launch of each CuPy kernel."""
-    code = ("from gs_course.backends import cupy_backend as cb; from gs_course.parameters import Parameters;"
-            "[cb.FORMULATIONS[n](Parameters(), 1080, 1920).advance(4) for n in ('raw', 'strip')];"
-            "import cupy; cupy.cuda.Device().synchronize()")
+def tune_jax_with_command_buffers() -> None:
+    """The JAX section again, with XLA told to replay every run of fused kernels as a CUDA graph."""
+    flags = "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1"
+    print(f"## JAX with XLA_FLAGS='{flags}'", flush=True)
+    done = subprocess.run([sys.executable, __file__, "jax"], env={**os.environ, "XLA_FLAGS": flags},
+                          capture_output=True, text=True, timeout=300)
+    print(done.stdout.split("## JAX", 1)[-1], done.stderr[-1500:], flush=True)
+
+
+def profile(kernels: str, code: str) -> None:
+    """Nsight Compute's speed-of-light and memory sections for the kernels `code` launches."""
     command = ["ncu", "--clock-control", "none", "--section", "SpeedOfLight", "--section", "MemoryWorkloadAnalysis",
-               "-k", "regex:gray_scott", "-c", "8", sys.executable, "-c", code]
-    print("## ncu:", " ".join(command[:-1]), "'...'", flush=True)
+               "-k", f"regex:{kernels}", "-c", "4", sys.executable, "-c", code]
+    print("## ncu:", " ".join(command[:-1]), repr(code), flush=True)
     try:
         done = subprocess.run(command, capture_output=True, text=True, timeout=240)
         print(done.stdout[-12000:], done.stderr[-2000:], flush=True)
     except (OSError, subprocess.TimeoutExpired) as err:
         print(f"ncu did not run: {err}")
+
+
+def profile_cupy_kernels() -> None:
+    profile("gray_scott", "from gs_course.backends import cupy_backend as cb; from gs_course.parameters import Parameters;"
+            "[cb.FORMULATIONS[n](Parameters(), 1080, 1920).advance(2) for n in ('raw', 'strip')];"
+            "import cupy; cupy.cuda.Device().synchronize()")
+
+
+def profile_jax_kernels() -> None:
+    profile("fusion", "from gs_course.backends import jax_backend as jb; from gs_course.parameters import Parameters;"
+            "s = jb.JaxUnrolled(Parameters(), 1080, 1920); s.advance(32); s.synchronize()")
 
 
 if __name__ == "__main__":
@@ -109,6 +126,8 @@ if __name__ == "__main__":
     print(f"# tuning on {gpu}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
           f"commit {os.environ.get('COMMIT', 'unknown')}")
     print(f"workload {FULL.rows} x {FULL.cols}, {FULL.images} images x {FULL.steps_per_image} steps", flush=True)
-    for section in sys.argv[1:] or ["cupy", "jax", "ncu"]:
-        {"cupy": tune_cupy, "jax": tune_jax, "ncu": profile_cupy_kernels}[section]()
+    sections = {"cupy": tune_cupy, "jax": tune_jax, "jax-graphs": tune_jax_with_command_buffers,
+                "ncu-cupy": profile_cupy_kernels, "ncu-jax": profile_jax_kernels}
+    for section in sys.argv[1:] or sections:
+        sections[section]()
     print(backends.probe("cupy").describe(), "|", backends.probe("jax").describe())
