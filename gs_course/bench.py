@@ -74,7 +74,7 @@ A100 = {
     "jax/slices": (18, "JAX 3x3"),
     "cupy/slices": (18, "CuPy"),
     "cupynumeric/convolve": (128, "cuPyNumeric"),
-    "cupy/tiled, output overlapped": (12, "CuPy + HDF5 written in parallel"),
+    "cupy/strip, output overlapped": (12, "CuPy + HDF5 written in parallel"),
     "torch/slices": (22, "PyTorch"),
 }
 #: A step reads U and V and writes them: four float32 arrays of the grid.

@@ -151,27 +151,24 @@ def test_h5py_still_works_after_loading_cupynumeric(tmp_path):
     assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-2000:]
 
 
-@pytest.mark.parametrize("shape", [(32, 8, 1), (64, 16, 3), (32, 32, 4)], ids=lambda s: "x".join(map(str, s)))
-def test_cupy_tilings_match_the_reference(reference, shape):
-    """Any tile shape and steps per launch, including the last launch of a run doing fewer steps."""
+@pytest.mark.parametrize("shape", [(32, 8, 4), (64, 2, 16), (16, 4, 3)], ids=lambda s: "x".join(map(str, s)))
+def test_cupy_strip_shapes_match_the_reference(reference, shape):
+    """Any block shape and strip length, including strips cut short by the grid's last row."""
     if not backends.probe("cupy").ok:
         pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
     from gs_course.backends import cupy_backend
 
-    grid = GRIDS[1]
-    sim = cupy_backend.CupyTiled(PARAMS, *grid, tiling=cupy_backend.Tiling(*shape))
-    for steps in (5, 0, 1, 294):
-        sim.advance(steps)
-    for got, want in zip(sim.fetch(), reference[grid]):
-        np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
+    for grid in GRIDS:
+        sim = cupy_backend.CupyStrip(PARAMS, *grid, strips=cupy_backend.Strips(*shape))
+        for steps in (5, 0, 1, 294):
+            sim.advance(steps)
+        for got, want in zip(sim.fetch(), reference[grid]):
+            np.testing.assert_allclose(got, want, rtol=0, atol=ATOL)
 
 
-def test_cupy_launches_split_the_steps_and_tilings_are_validated():
+def test_cupy_strip_shapes_are_validated():
     cupy_backend = pytest.importorskip("gs_course.backends.cupy_backend", reason="CuPy is not installed")
-    assert cupy_backend.launches(7, 3) == [3, 3, 1]
-    assert cupy_backend.launches(6, 2) == [2, 2, 2]
-    assert cupy_backend.launches(0, 2) == []
-    with pytest.raises(ValueError, match="at most 1024 threads"):
-        cupy_backend.Tiling(64, 32, 1)
-    with pytest.raises(ValueError, match="wider than 2 x max_steps"):
-        cupy_backend.Tiling(32, 4, 2)
+    with pytest.raises(ValueError, match="1 to 1024 threads"):
+        cupy_backend.Strips(64, 32, 1)
+    with pytest.raises(ValueError, match="at least one row"):
+        cupy_backend.Strips(32, 4, 0)

@@ -6,8 +6,10 @@ Five formulations, slowest to fastest, each one lesson:
 - `raw`: one `RawKernel` a step on 2-D blocks, which share neighbours in the cache;
 - `graph`: the same kernel, the launches of a whole image captured once as a CUDA graph and
   replayed, so that Python's per-launch overhead (several microseconds) leaves the time loop;
-- `tiled`: a kernel that runs several steps per launch on a tile held in shared memory
-  ("temporal blocking"), replayed as a graph: fewer trips to memory, the real limit.
+- `strip`: each thread walks down a strip of a column, keeping row sums in registers: a third
+  of the loads. Nsight Compute showed `raw` limited by its loads, not by memory bandwidth (the
+  33 MB working set mostly stays in the GPU's L2 cache); this one runs 1.4 times faster.
+Measured on an H200: results/2026-11-30-h200-tune-*.txt.
 """
 
 import abc
@@ -60,54 +62,21 @@ def launch_step(u, v, u_next, v_next, scalars: tuple) -> None:
 
 
 @dataclasses.dataclass(frozen=True)
-class Tiling:
-    """The shape of the temporal-blocking kernel: threads (= cells) of a block along columns and
-    rows, and the most steps one launch runs (also the halo each block reads around its output)."""
-
-    cols: int = 32
-    rows: int = 32
-    max_steps: int = 2
-
-    def __post_init__(self):
-        if self.cols * self.rows > 1024 or min(self.cols, self.rows) <= 2 * self.max_steps:
-            raise ValueError(f"{self}: needs at most 1024 threads and a tile wider than 2 x max_steps")
-
-    @property
-    def output(self) -> tuple[int, int]:
-        """Rows and columns of the cells a block writes."""
-        return self.rows - 2 * self.max_steps, self.cols - 2 * self.max_steps
-
-
-#: The fastest tiling measured on an H200 (results/2026-11-30-h200-tiling-*.txt).
-TILING = Tiling()
-
-
-@functools.cache
-def tiled_kernel(tiling: Tiling) -> cupy.RawKernel:
-    """gray_scott_steps compiled for `tiling` (its sizes are compile-time constants)."""
-    options = (f"-DTILE_COLS={tiling.cols}", f"-DTILE_ROWS={tiling.rows}", f"-DMAX_STEPS={tiling.max_steps}")
-    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_steps", options=options)
-
-
-def launch_steps(u, v, u_next, v_next, steps: int, scalars: tuple, tiling: Tiling = TILING) -> None:
-    """Queue `steps` <= tiling.max_steps steps in one launch of the tiled kernel."""
-    rows, cols = u.shape
-    out_rows, out_cols = tiling.output
-    grid = (-(-cols // out_cols), -(-rows // out_rows))
-    tiled_kernel(tiling)(grid, (tiling.cols, tiling.rows), (u, v, u_next, v_next, *scalars, np.int32(steps)))
-
-
-@dataclasses.dataclass(frozen=True)
 class Strips:
     """The shape of the strip kernel's launch: threads of a block along columns and rows, and
     the cells of a column each thread walks down (a compile-time constant of the kernel)."""
 
-    cols: int = 32
-    rows: int = 8
+    cols: int = 128
+    rows: int = 2
     strip_rows: int = 8
 
+    def __post_init__(self):
+        if self.cols * self.rows > 1024 or min(self.cols, self.rows, self.strip_rows) < 1:
+            raise ValueError(f"{self}: a block has 1 to 1024 threads and a strip at least one row")
 
-#: The fastest strip shape measured on an H200 (results/2026-11-30-h200-tune-*.txt).
+
+#: The fastest of twelve shapes measured on an H200 (results/2026-11-30-h200-tune-0a7aa26.txt:
+#: 8.5 us a step; 32 x 4 threads gave 8.6, strips of 4 or 16 rows 9.1 to 9.9).
 STRIPS = Strips()
 
 
@@ -123,22 +92,16 @@ def launch_strip(u, v, u_next, v_next, scalars: tuple, strips: Strips = STRIPS) 
     strip_kernel(strips.strip_rows)(grid, (strips.cols, strips.rows), (u, v, u_next, v_next, *scalars))
 
 
-def launches(steps: int, steps_per_launch: int) -> list[int]:
-    """Steps of each launch: as many full launches as fit, then the remainder."""
-    full, remainder = divmod(steps, steps_per_launch)
-    return [steps_per_launch] * full + ([remainder] if remainder else [])
-
-
 def run_steps(u, v, u_out, v_out, steps: int, params: Parameters) -> None:
-    """`steps` >= 1 steps from (u, v), which stay untouched, the result left in (u_out, v_out)."""
+    """`steps` >= 1 steps of the strip kernel from (u, v), which stay untouched, the result left
+    in (u_out, v_out): what cuPyNumeric's own task runs on a GPU."""
     scalars = _scalars(params, *u.shape)
-    chunks = launches(steps, TILING.max_steps)
-    spare = (cupy.empty_like(u), cupy.empty_like(v)) if len(chunks) > 1 else None
-    # Alternate between the output and a spare pair so that the last launch writes the output.
-    targets = [(u_out, v_out) if (len(chunks) - k) % 2 == 0 else spare for k in range(1, len(chunks) + 1)]
+    spare = (cupy.empty_like(u), cupy.empty_like(v)) if steps > 1 else None
+    # Alternate between the output and a spare pair so that the last step writes the output.
+    targets = [(u_out, v_out) if (steps - k) % 2 == 0 else spare for k in range(1, steps + 1)]
     source = (u, v)
-    for chunk, target in zip(chunks, targets):
-        launch_steps(*source, *target, chunk, scalars)
+    for target in targets:
+        launch_strip(*source, *target, scalars)
         source = target
 
 
@@ -154,11 +117,10 @@ class CupySlices(PaddedSlices):
 
 
 class _DoubleBuffered(Simulation):
-    """U, V and a second pair on the GPU (no padding); a launch reads one pair and writes the other."""
+    """U, V and a second pair on the GPU (no padding); a step reads one pair and writes the other."""
 
     backend = NAME
     arrays_per_cell = 4
-    steps_per_launch = 1
 
     def __init__(self, params: Parameters, rows: int, cols: int):
         super().__init__(params, rows, cols)
@@ -168,13 +130,13 @@ class _DoubleBuffered(Simulation):
         self._scalars = _scalars(params, rows, cols)
 
     @abc.abstractmethod
-    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
-        """Queue `steps` (at most steps_per_launch) steps that read (u, v) and write (u_next, v_next)."""
+    def _launch(self, u, v, u_next, v_next) -> None:
+        """Queue one step that reads (u, v) and writes (u_next, v_next)."""
 
     def _advance(self, steps: int) -> None:
-        for chunk in launches(steps, self.steps_per_launch):
+        for _ in range(steps):
             (u, v), (u_next, v_next) = self._pairs[self._current], self._pairs[1 - self._current]
-            self._launch(u, v, u_next, v_next, chunk)
+            self._launch(u, v, u_next, v_next)
             self._current = 1 - self._current
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
@@ -202,7 +164,7 @@ class CupyElementwise(_DoubleBuffered):
         preamble=GRAY_SCOTT_CU,
     )
 
-    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+    def _launch(self, u, v, u_next, v_next) -> None:
         self._kernel(u, v, *self._scalars, u_next, v_next, size=self.rows * self.cols)
 
 
@@ -211,7 +173,7 @@ class CupyRaw(_DoubleBuffered):
 
     formulation = "raw"
 
-    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+    def _launch(self, u, v, u_next, v_next) -> None:
         launch_step(u, v, u_next, v_next, self._scalars)
 
 
@@ -242,27 +204,7 @@ class CupyGraph(CupyRaw):
                 super()._advance(steps)  # recorded, not run
                 graph = self._graphs[(steps, start)] = self._stream.end_capture()
             graph.launch(self._stream)
-        self._current = (start + len(launches(steps, self.steps_per_launch))) % 2
-
-
-class CupyTiled(CupyGraph):
-    """Temporal blocking: each launch runs up to `tiling.max_steps` steps on tiles in shared
-    memory, so U and V cross the memory bus once per launch instead of once per step."""
-
-    formulation = "tiled"
-    tiling = TILING
-
-    def __init__(self, params: Parameters, rows: int, cols: int, tiling: Tiling | None = None):
-        if tiling is not None:
-            self.tiling = tiling
-        self.steps_per_launch = self.tiling.max_steps
-        super().__init__(params, rows, cols)
-
-    def _compile(self) -> None:
-        tiled_kernel(self.tiling).compile()
-
-    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
-        launch_steps(u, v, u_next, v_next, steps, self._scalars, self.tiling)
+        self._current = (start + steps) % 2
 
 
 class CupyStrip(CupyGraph):
@@ -280,10 +222,10 @@ class CupyStrip(CupyGraph):
     def _compile(self) -> None:
         strip_kernel(self.strips.strip_rows).compile()
 
-    def _launch(self, u, v, u_next, v_next, steps: int) -> None:
+    def _launch(self, u, v, u_next, v_next) -> None:
         launch_strip(u, v, u_next, v_next, self._scalars, self.strips)
 
 
 FORMULATIONS = {cls.formulation: cls
-                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyTiled, CupyStrip)}
-DEFAULT_FORMULATION = FASTEST = "tiled"
+                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip)}
+DEFAULT_FORMULATION = FASTEST = "strip"
