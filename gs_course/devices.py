@@ -50,14 +50,23 @@ def gpus() -> tuple[Gpu, ...]:
     return tuple(found)
 
 
-#: Legate's share of a machine when LEGATE_CONFIG is unset (the container recipes and the kernels
-#: set the GPU one explicitly): one GPU and 4 GB of its memory, never the whole card.
-GPU_LEGATE_CONFIG = "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 4000"
+def gpu_legate_config(fbmem_mib: int = 4000) -> str:
+    """Legate's share of a GPU machine: one GPU and `fbmem_mib` MiB of its memory, never the whole card."""
+    return f"--gpus 1 --cpus 2 --sysmem 2000 --fbmem {fbmem_mib}"
+
+
+#: What the container recipes and the JupyterHub kernels set (course GPUs have 40 GB or more).
+GPU_LEGATE_CONFIG = gpu_legate_config()
 CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000"
 
 
 def default_legate_config() -> str:
-    return GPU_LEGATE_CONFIG if gpus() else CPU_LEGATE_CONFIG
+    """Legate's resources when LEGATE_CONFIG is unset: 4,000 MiB of the GPU, or a quarter of a
+    smaller card (Legate reserves its share whole at start: 4,000 MiB would fill a 4 GB card)."""
+    found = gpus()
+    if not found:
+        return CPU_LEGATE_CONFIG
+    return gpu_legate_config(min(4000, found[0].memory_total // 2**20 // 4))
 
 
 def host_memory_available() -> int:

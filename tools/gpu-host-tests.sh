@@ -4,6 +4,8 @@
 #
 #   COMMIT=<git hash> bash tools/gpu-host-tests.sh [pytest options]
 #
+# The host has no network and not the test extra's tools: the `packaging` tests (installing from
+# the package index, hadolint) are deselected there; CI runs them.
 # Expects the wheels that ../shared/gpu/pack-wheels.sh packs (.gpuwheels/), already sent to the
 # host (see ../shared/gpu/README.md); the host's own python3 has CuPy, JAX, h5py and pytest.
 set -uo pipefail
@@ -20,7 +22,7 @@ export GS_COURSE_REQUIRE_BACKENDS=${GS_COURSE_REQUIRE_BACKENDS:-numpy,jax,cupynu
   echo "# gs-course test suite on the GPU test host"
   echo "date: $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
   echo "commit: ${COMMIT:-unknown}"
-  echo "command: GS_COURSE_REQUIRE_BACKENDS=$GS_COURSE_REQUIRE_BACKENDS python3 -m pytest -rA $*"
+  echo "command: GS_COURSE_REQUIRE_BACKENDS=$GS_COURSE_REQUIRE_BACKENDS python3 -m pytest -rA -m 'not packaging' $*"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | paste -sd ';')"
   echo
   echo "## gs-course doctor"
@@ -28,5 +30,5 @@ export GS_COURSE_REQUIRE_BACKENDS=${GS_COURSE_REQUIRE_BACKENDS:-numpy,jax,cupynu
   echo
   echo "## pytest"
 } >"$log"
-python3 -m pytest -rA -p no:cacheprovider "$@" 2>&1 | tee -a "$log"
+python3 -m pytest -rA -p no:cacheprovider -m "not packaging" "$@" 2>&1 | tee -a "$log"
 exit "${PIPESTATUS[0]}"

@@ -86,6 +86,80 @@ def tune_jax() -> None:
         print(f"jax/{name}: {len(kernels)} kernel(s) a step:", *kernels, sep="\n  ")
 
 
+def per_call_ms(function, calls: int = 50) -> float:
+    function()
+    start = time.perf_counter()
+    for _ in range(calls):
+        function()
+    return (time.perf_counter() - start) / calls * 1e3
+
+
+def tune_fetch() -> None:
+    """Ways to bring V (one image) to the host, and whether Python runs while h5py writes."""
+    import cupy
+    import cupyx
+    import jax
+    import jax.numpy as jnp
+
+    from gs_course.output import FrameWriter
+
+    print(f"## V ({FULL.rows} x {FULL.cols} float32) to the host, ms a call", flush=True)
+    shape = (FULL.rows, FULL.cols)
+    v = cupy.random.random(shape, dtype=cupy.float32)
+    pinned = cupyx.empty_pinned(shape, np.float32)
+    for name, function in (("cupy .get()", lambda: v.get()),
+                           ("cupy .get(out=pinned buffer)", lambda: v.get(out=pinned)),
+                           ("cupy .get(out=cupyx.empty_pinned())", lambda: v.get(out=cupyx.empty_pinned(shape, np.float32)))):
+        print(f"{name:<52} {per_call_ms(function):7.3f}", flush=True)
+    uv = jnp.stack((jnp.zeros(shape), jnp.ones(shape))).astype(jnp.float32)
+    fresh = jax.jit(lambda a: a + 1)  # np.asarray caches its answer on an array: a new one each call
+
+    def copied_early():
+        x = fresh(uv)[1]
+        x.copy_to_host_async()
+        return np.asarray(x)
+
+    variants = [("jax (new array, no copy: the baseline)", lambda: fresh(uv)[1].block_until_ready()),
+                ("jax np.asarray(uv[1])", lambda: np.asarray(fresh(uv)[1])),
+                ("jax jax.device_get(uv[1])", lambda: jax.device_get(fresh(uv)[1])),
+                ("jax copy_to_host_async, then np.asarray", copied_early),
+                ("jax np.asarray(uv)[1] (both fields)", lambda: np.asarray(fresh(uv))[1]),
+                ("jax via DLPack to CuPy, .get(out=pinned)", lambda: cupy.from_dlpack(fresh(uv)[1]).get(out=pinned))]
+    try:
+        host = uv.sharding.with_memory_kind("pinned_host")
+        variants.append(("jax device_put to pinned_host, np.asarray", lambda: np.asarray(jax.device_put(fresh(uv)[1], host))))
+    except Exception as err:
+        print("pinned_host memory kind:", err)
+    for name, function in variants:
+        try:
+            print(f"{name:<52} {per_call_ms(function):7.3f}", flush=True)
+        except Exception as err:
+            print(f"{name:<52} failed: {type(err).__name__}: {str(err)[:200]}", flush=True)
+
+    def spins(seconds: float = 0.5) -> int:
+        count, start = 0, time.perf_counter()
+        while time.perf_counter() - start < seconds:
+            count += 1
+        return count
+
+    import tempfile
+    import threading
+    frame = np.random.default_rng(0).random(shape, dtype=np.float32)
+    alone = spins()
+    with tempfile.TemporaryDirectory(dir=".") as folder:
+        with FrameWriter(f"{folder}/x.h5", 400, *shape, Parameters(), 32, deflate=0) as writer:
+            def write():
+                for _ in range(400):
+                    writer.write(frame)
+            thread = threading.Thread(target=write)
+            start = time.perf_counter()
+            thread.start()
+            during = spins()
+            thread.join()
+            seconds = time.perf_counter() - start
+    print(f"a Python loop while h5py writes (400 images in {seconds:.2f} s): {during / alone:.2f} of its speed alone", flush=True)
+
+
 def tune_jax_with_command_buffers() -> None:
     """The JAX section again, with XLA told to replay every run of fused kernels as a CUDA graph."""
     flags = "--xla_gpu_enable_command_buffer=FUSION,CUSTOM_CALL --xla_gpu_graph_min_graph_size=1"
@@ -124,7 +198,7 @@ if __name__ == "__main__":
     print(f"# tuning on {gpu}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
           f"commit {os.environ.get('COMMIT', 'unknown')}")
     print(f"workload {FULL.rows} x {FULL.cols}, {FULL.images} images x {FULL.steps_per_image} steps", flush=True)
-    sections = {"cupy": tune_cupy, "jax": tune_jax, "jax-graphs": tune_jax_with_command_buffers,
+    sections = {"cupy": tune_cupy, "jax": tune_jax, "fetch": tune_fetch, "jax-graphs": tune_jax_with_command_buffers,
                 "ncu-cupy": profile_cupy_kernels, "ncu-jax": profile_jax_kernels}
     for section in sys.argv[1:] or sections:
         sections[section]()

@@ -17,6 +17,7 @@ import dataclasses
 import functools
 
 import cupy
+import cupyx
 import numpy as np
 
 from ..model import initial_state
@@ -144,7 +145,11 @@ class _DoubleBuffered(Simulation):
         return cupy.asnumpy(u), cupy.asnumpy(v)
 
     def fetch_v(self) -> np.ndarray:
-        return cupy.asnumpy(self._pairs[self._current][1])
+        """V copied into pinned (page-locked) host memory, which the GPU copies to about five times
+        faster than to ordinary memory (`gs-course transfer`): it counts when every image is saved.
+        The buffer goes back to CuPy's pinned pool once the caller drops it."""
+        v = self._pairs[self._current][1]
+        return v.get(out=cupyx.empty_pinned(v.shape, v.dtype))
 
     def synchronize(self) -> None:
         cupy.cuda.Device().synchronize()
