@@ -14,7 +14,7 @@ import warnings
 from pathlib import Path
 
 from . import __version__, backends
-from .devices import default_legate_config, gigabytes, gpus
+from .devices import GpuMemoryPeak, default_legate_config, gigabytes, gpus
 from .model import GridError
 from .output import BackgroundWriter, FrameWriter, OutputError, check_writable
 from .parameters import PRESETS, Parameters
@@ -89,7 +89,8 @@ def _parser() -> argparse.ArgumentParser:
         "instructor-check",
         help="before a session: doctor, then every solved notebook at full size, then a summary",
         description="Run gs-course doctor, then each notebook of solutions/ through nbval (outputs "
-        "compared) at the chosen size, and print a summary table: notebook, pass/fail, run time, GPU. "
+        "compared) at the chosen size, and print a summary table: notebook, pass/fail, run time, GPU, "
+        "the most GPU memory the notebook took. "
         "Run it from a clone of the course repository, on the GPU node the students will use.",
     )
     instructor.add_argument("--size", choices=("full", "small"), default="full",
@@ -317,15 +318,17 @@ def _instructor_check(args: argparse.Namespace) -> int:
     for notebook in solved:
         print(f"\nrunning {notebook.name} ({args.size} size) ...", flush=True)
         start = time.perf_counter()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
-                              cwd=ROOT, env={**os.environ, "GS_COURSE_SIZE": args.size})
-        rows.append((notebook.name, "pass" if done.returncode == 0 else "FAIL", time.perf_counter() - start))
-    table = ["| notebook | result | run time | GPU |", "|---|---|---|---|"]
-    table += [f"| {name} | {result} | {seconds:.0f} s | {gpu} |" for name, result, seconds in rows]
+        with GpuMemoryPeak() as memory:
+            done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
+                                  cwd=ROOT, env={**os.environ, "GS_COURSE_SIZE": args.size})
+        peak = "no GPU" if memory.mib is None else f"{memory.mib:,} MiB"
+        rows.append((notebook.name, "pass" if done.returncode == 0 else "FAIL", time.perf_counter() - start, peak))
+    table = ["| notebook | result | run time | GPU | peak GPU memory |", "|---|---|---|---|---|"]
+    table += [f"| {name} | {result} | {seconds:.0f} s | {gpu} | {peak} |" for name, result, seconds, peak in rows]
     print("\n" + "\n".join(table))
     if args.summary:
         Path(args.summary).write_text(f"# Instructor check, {args.size} size\n\n" + "\n".join(table) + "\n")
-    return 0 if all(result == "pass" for _, result, _ in rows) else EXIT_FAILURE
+    return 0 if all(row[1] == "pass" for row in rows) else EXIT_FAILURE
 
 
 def _kernels(args: argparse.Namespace) -> int:

@@ -69,6 +69,33 @@ def default_legate_config() -> str:
     return gpu_legate_config(min(4000, found[0].memory_total // 2**20 // 4))
 
 
+class GpuMemoryPeak:
+    """The most GPU memory in use while a `with` block runs, above what was in use when it began
+    (so that other users of a shared GPU do not count): nvidia-smi sampled every 200 ms, which
+    sees every library's allocations and CUDA contexts alike. `mib` is None without a GPU."""
+
+    def __init__(self, gpu: int = 0):
+        self.gpu = gpu
+        self.mib: int | None = None
+        self._sampler: subprocess.Popen | None = None
+
+    def __enter__(self) -> GpuMemoryPeak:
+        if gpus():
+            self._sampler = subprocess.Popen(
+                ["nvidia-smi", f"--id={self.gpu}", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
+                 "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self._sampler is None:
+            return
+        self._sampler.terminate()
+        output, _ = self._sampler.communicate(timeout=30)
+        samples = [int(line) for line in output.split() if line.isdigit()]
+        if samples:
+            self.mib = max(samples) - samples[0]
+
+
 def host_memory_available() -> int:
     """Bytes of RAM the kernel says a new program can take (MemAvailable)."""
     with open("/proc/meminfo") as meminfo:

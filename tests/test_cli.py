@@ -13,6 +13,7 @@ import pytest
 
 from gs_course import backends
 from gs_course.cli import main
+from gs_course.devices import gpus
 from gs_course.model import PARITY_ATOL, reference_run
 from gs_course.output import read_frames
 from gs_course.parameters import Parameters
@@ -133,6 +134,8 @@ def test_instructor_check_runs_every_solution_notebook_and_summarises(tmp_path, 
     out = capsys.readouterr().out
     assert "Backends:" in out  # doctor first
     assert "| 1_Python_GPU_JAX.ipynb | pass |" in out and "| 1_Python_GPU_JAX.ipynb | pass |" in summary.read_text()
+    assert summary.read_text().splitlines()[2] == "| notebook | result | run time | GPU | peak GPU memory |"
+    assert summary.read_text().rstrip().endswith(" MiB |" if gpus() else "| no GPU |")
 
 
 def test_instructor_check_refuses_an_unwritable_summary(capsys):

@@ -1,4 +1,7 @@
-"""Legate's default share of a GPU: bounded on a large card, a quarter of a small one."""
+"""Legate's default share of a GPU, and the peak of GPU memory a run takes."""
+
+import os
+import time
 
 from gs_course import devices
 
@@ -15,3 +18,22 @@ def test_legate_takes_4000_mib_of_a_large_gpu_and_a_quarter_of_a_small_one(monke
     assert devices.default_legate_config() == "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 1024"
     monkeypatch.setattr(devices, "gpus", lambda: ())
     assert devices.default_legate_config() == devices.CPU_LEGATE_CONFIG
+
+
+def test_gpu_memory_peak_counts_above_what_was_in_use_at_the_start(monkeypatch, tmp_path):
+    """Through a stand-in nvidia-smi that reports 1000, 3000 then 2500 MiB used."""
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text("#!/bin/sh\nprintf '1000\\n3000\\n2500\\n'\nexec sleep 30\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:{os.environ['PATH']}")
+    monkeypatch.setattr(devices, "gpus", lambda: (_gpu(141),))
+    with devices.GpuMemoryPeak() as peak:
+        time.sleep(0.5)
+    assert peak.mib == 2000
+
+
+def test_gpu_memory_peak_is_none_without_a_gpu(monkeypatch):
+    monkeypatch.setattr(devices, "gpus", lambda: ())
+    with devices.GpuMemoryPeak() as peak:
+        pass
+    assert peak.mib is None
