@@ -321,7 +321,7 @@ def _instructor_check(args: argparse.Namespace) -> int:
         with GpuMemoryPeak() as memory:
             done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
                                   cwd=ROOT, env={**os.environ, "GS_COURSE_SIZE": args.size})
-        peak = "no GPU" if memory.mib is None else f"{memory.mib:,} MiB"
+        peak = f"{memory.mib:,} MiB" if memory.mib is not None else "not measured" if gpus() else "no GPU"
         rows.append((notebook.name, "pass" if done.returncode == 0 else "FAIL", time.perf_counter() - start, peak))
     table = ["| notebook | result | run time | GPU | peak GPU memory |", "|---|---|---|---|---|"]
     table += [f"| {name} | {result} | {seconds:.0f} s | {gpu} | {peak} |" for name, result, seconds, peak in rows]
