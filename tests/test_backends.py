@@ -172,3 +172,16 @@ def test_cupy_strip_shapes_are_validated():
         cupy_backend.Strips(64, 32, 1)
     with pytest.raises(ValueError, match="at least one row"):
         cupy_backend.Strips(32, 4, 0)
+
+
+def test_jax_to_host_through_pinned_memory_gives_the_same_array():
+    """The path JAX's fetch_v takes on a GPU, checked wherever JAX runs (its CPU has pinned memory too)."""
+    import jax.numpy as jnp
+
+    from gs_course.backends.jax_backend import to_host
+
+    x = jnp.arange(12, dtype=jnp.float32).reshape(3, 4)[1:]
+    for pinned in (False, True):
+        host = to_host(x, pinned=pinned)
+        assert isinstance(host, np.ndarray) and host.dtype == np.float32
+        np.testing.assert_array_equal(host, np.arange(4, 12, dtype=np.float32).reshape(2, 4))
