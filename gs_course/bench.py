@@ -84,6 +84,13 @@ CHECK_GRID = (61, 83)
 CHECK_PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.9)
 
 
+def _may_select(backend: str, only: list[str] | None) -> bool:
+    """Whether a word of `only` can match one of the backend's 'backend/formulation' names, told
+    without loading the backend: a word with a '/' must follow the end of the backend's name. A
+    notebook that benchmarks JAX thus never starts Legate, which takes its share of the GPU."""
+    return not only or any("/" not in word or backend.endswith(word.split("/")[0]) for word in only)
+
+
 def _selected(backend: str, only: list[str] | None) -> list[str]:
     """The backend's formulations whose 'backend/formulation' name contains a word of `only`."""
     names = backends.load(backend).FORMULATIONS
@@ -194,7 +201,7 @@ def run_backend(backend: str, workload: Workload, budget_s: float, only: list[st
                 entry.update(time_compute(backend, formulation, workload, budget_s), status="ok")
         except Exception as err:  # one failing formulation must not hide the others' results
             entry["status"] = f"failed: {type(err).__name__}: {err}"
-        log(_line(entry))
+        log(_line(entry, workload))
     fastest = backends.load(backend).FASTEST
     checked = any(e["formulation"] == fastest and e["status"] == "ok" for e in report["cases"])
     if output_folder is None or not checked or not _output_wanted(backend):
@@ -208,7 +215,7 @@ def run_backend(backend: str, workload: Workload, budget_s: float, only: list[st
         except Exception as err:
             entry["status"] = f"failed: {type(err).__name__}: {err}"
         report["cases"].append(entry)
-        log(_line(entry))
+        log(_line(entry, workload))
     return report
 
 
@@ -269,7 +276,7 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
             folder = None
         arguments = {"workload": dataclasses.asdict(workload), "budget_s": budget_s, "only": only,
                      "output_folder": folder}
-        for backend in backends.BACKENDS:
+        for backend in (b for b in backends.BACKENDS if _may_select(b, only)):
             if isolate:
                 report = _run_backend_in_child(backend, **arguments)
             else:
@@ -285,7 +292,14 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
     return results
 
 
-def _line(entry: dict, write_alone_s: float | None = None) -> str:
+def _a100(workload: dict | Workload, name: str) -> tuple[int, str] | None:
+    """The A100 table's figure for a case, only where the workload is the table's own."""
+    full = dataclasses.asdict(FULL)
+    same = (workload if isinstance(workload, dict) else dataclasses.asdict(workload)) == full
+    return A100.get(name) if same else None
+
+
+def _line(entry: dict, workload: dict | Workload, write_alone_s: float | None = None) -> str:
     if entry["status"] != "ok":
         return f"{entry['name']:<38} {entry['status']}"
     seconds = entry["seconds"]
@@ -297,7 +311,7 @@ def _line(entry: dict, write_alone_s: float | None = None) -> str:
             text += f" {entry['x_floor']:>7.1f} x floor"
     elif write_alone_s:
         text += f" {seconds / write_alone_s:>7.2f} x writing alone"
-    a100 = A100.get(entry["name"])
+    a100 = _a100(workload, entry["name"])
     if a100:
         text += f"   A100: {a100[0]} s ({a100[1]})"
     return text
@@ -315,7 +329,7 @@ def table(results: dict) -> str:
         lines.append(f"memory-bandwidth floor: {results['floor_s']:.3f} s (device copy "
                      f"{results['device_copy_gbps']:.0f} GB/s, one step per kernel)")
     write_alone_s = results.get("output", {}).get("write_alone_s")
-    lines += [_line(entry, write_alone_s) for entry in results["cases"]]
+    lines += [_line(entry, w, write_alone_s) for entry in results["cases"]]
     for backend, reason in results["unavailable"].items():
         lines.append(f"{backend:<38} not run here: {reason}")
     if any(entry.get("extrapolated") for entry in results["cases"]):
@@ -349,9 +363,10 @@ def figure(results: dict):
     ax.barh(names, [e["seconds"] for e in timed], color=colors)
     for y, entry in enumerate(timed):
         ax.text(entry["seconds"], y, f" {entry['seconds']:.3g} s", va="center", fontsize=8)
-        if entry["name"] in A100:
+        if _a100(results["workload"], entry["name"]):
             ax.plot(A100[entry["name"]][0], y, "k|", markersize=14)
-    ax.plot([], [], "k|", markersize=14, label="original course, A100")
+    if any(_a100(results["workload"], entry["name"]) for entry in timed):
+        ax.plot([], [], "k|", markersize=14, label="original course, A100 (same workload)")
     if results["floor_s"]:
         ax.axvline(results["floor_s"], color="red", ls=":", label=f"memory-bandwidth floor {results['floor_s']:.2f} s")
     if "output" in results and "write_alone_s" in results["output"]:

@@ -31,7 +31,7 @@ def _strip_solution(source: str) -> str:
 
 
 def student_version(solution: dict) -> dict:
-    """The notebook without solutions, outputs or execution counts."""
+    """The notebook without solutions, outputs, execution counts or execution times."""
     cells = []
     for cell in solution["cells"]:
         cell = dict(cell)
@@ -41,6 +41,7 @@ def student_version(solution: dict) -> dict:
             cell["outputs"] = []
             cell["execution_count"] = None
         cell["source"] = source.splitlines(keepends=True)
+        cell["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k != "execution"}
         cell.pop("id", None)
         cells.append(cell)
     return {**solution, "cells": cells, "nbformat": 4, "nbformat_minor": 4}
