@@ -99,7 +99,12 @@ def _selected(backend: str, only: list[str] | None) -> list[str]:
 
 def check(backend: str, formulation: str, steps: int = 64) -> float:
     """Largest difference from the float64 reference after `steps` steps on an odd grid."""
-    sim = backends.create(backend, CHECK_PARAMS, *CHECK_GRID, formulation=formulation)
+    return check_simulation(backends.create(backend, CHECK_PARAMS, *CHECK_GRID, formulation=formulation), steps)
+
+
+def check_simulation(sim, steps: int = 64) -> float:
+    """`check` for a simulation already made on CHECK_GRID with CHECK_PARAMS (one a tuning script
+    builds with its own kernel shape, say)."""
     sim.advance(steps)
     u, v = sim.fetch()
     ref_u, ref_v = reference_run(*CHECK_GRID, steps, CHECK_PARAMS)
@@ -117,6 +122,11 @@ def _warm_up(sim, workload: Workload) -> float:
 def time_compute(backend: str, formulation: str, workload: Workload, budget_s: float) -> dict:
     """Seconds for the workload's steps, V fetched once at the end, compilation apart."""
     sim = backends.create(backend, Parameters(), workload.rows, workload.cols, formulation)
+    return time_simulation(sim, workload, budget_s)
+
+
+def time_simulation(sim, workload: Workload, budget_s: float) -> dict:
+    """`time_compute` for a simulation already made on the workload's grid, just created."""
     compile_s = _warm_up(sim, workload)
     one_image_s = _warm_up(sim, workload)
     images = int(min(workload.images, max(1, budget_s // max(one_image_s, 1e-9))))

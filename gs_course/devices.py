@@ -77,6 +77,7 @@ class GpuMemoryPeak:
     def __init__(self, gpu: int = 0):
         self.gpu = gpu
         self.mib: int | None = None
+        self.start_mib: int | None = None  # in use when the block began
         self._sampler: subprocess.Popen | None = None
 
     def __enter__(self) -> GpuMemoryPeak:
@@ -93,6 +94,7 @@ class GpuMemoryPeak:
         output, _ = self._sampler.communicate(timeout=30)
         samples = [int(line) for line in output.split() if line.isdigit()]
         if samples:
+            self.start_mib = samples[0]
             self.mib = max(samples) - samples[0]
 
 

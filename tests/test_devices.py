@@ -29,7 +29,7 @@ def test_gpu_memory_peak_counts_above_what_was_in_use_at_the_start(monkeypatch, 
     monkeypatch.setattr(devices, "gpus", lambda: (_gpu(141),))
     with devices.GpuMemoryPeak() as peak:
         time.sleep(0.5)
-    assert peak.mib == 2000
+    assert peak.mib == 2000 and peak.start_mib == 1000
 
 
 def test_gpu_memory_peak_is_none_without_a_gpu(monkeypatch):

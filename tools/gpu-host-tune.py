@@ -1,10 +1,12 @@
-"""Tuning runs for the fastest formulations, on the GPU test host: which tiling of the CuPy kernel
-and which JAX step formulation are fastest on the benchmark's workload (1080 x 1920, 32,000 steps).
+"""Tuning runs for the fastest formulations, on the GPU test host: which shape of the CuPy strip
+kernel and which JAX step formulation are fastest on the benchmark's workload (1080 x 1920, 32,000 steps).
 
     COMMIT=<hash> python3 tools/gpu-host-tune.py > $OUT/tune.txt
 
-Each variant is checked against the float64 reference before it is timed (bench.CHECK_GRID,
-64 steps, odd sizes); the first image (compilation) is timed apart; timings synchronize.
+Each variant is checked against the float64 reference, then timed, by the benchmark's own
+functions (bench.check_simulation, bench.time_simulation): the first image (compilation) apart,
+the clock stopped once V is on the host. (The runs at 4011683 and 0a7aa26 timed with a loop of
+their own that stopped at a synchronize instead.)
 The numbers chose the defaults of gs_course (cupy_backend.STRIPS, jax_backend.FASTEST). The runs
 at 4011683 and 0a7aa26 also timed a kernel that ran several steps per launch in shared memory
 (temporal blocking, 11.7 us a step at best, against 8.5 for the strips): removed since.
@@ -14,39 +16,23 @@ import datetime
 import os
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 import numpy as np
 
-from gs_course import backends
-from gs_course.bench import CHECK_GRID, CHECK_PARAMS, FULL
-from gs_course.model import reference_run
+from gs_course import backends, bench
+from gs_course.bench import FULL
 from gs_course.parameters import Parameters
 
-REFERENCE = reference_run(*CHECK_GRID, 64, CHECK_PARAMS)
-
-
-def error_of(make) -> float:
-    sim = make(CHECK_PARAMS, *CHECK_GRID)
-    sim.advance(64)
-    return float(max(np.abs(a - b).max() for a, b in zip(sim.fetch(), REFERENCE)))
-
-
 def report(name: str, make) -> None:
-    """Check, then time the full workload: one image to compile, then 1000 images."""
-    error = error_of(make)
-    sim = make(Parameters(), FULL.rows, FULL.cols)
-    start = time.perf_counter()
-    sim.advance(FULL.steps_per_image)
-    sim.synchronize()
-    compile_s = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(FULL.images):
-        sim.advance(FULL.steps_per_image)
-    sim.synchronize()
-    seconds = time.perf_counter() - start
-    print(f"{name:<44} {seconds:7.3f} s  {seconds / FULL.steps * 1e6:6.2f} us/step  "
-          f"first image {compile_s:6.2f} s  error {error:.1e}", flush=True)
+    """Check, then time the full workload as `gs-course bench` does: one image to compile apart,
+    then the 1000 images. `make(params, rows, cols)` builds the variant's simulation."""
+    error = bench.check_simulation(make(bench.CHECK_PARAMS, *bench.CHECK_GRID))
+    timing = bench.time_simulation(make(Parameters(), FULL.rows, FULL.cols), FULL, budget_s=float("inf"))
+    print(f"{name:<44} {timing['seconds']:7.3f} s  {timing['us_per_step']:6.2f} us/step  "
+          f"first image {timing['compile_s']:6.2f} s  error {error:.1e}", flush=True)
 
 
 def tune_cupy() -> None:
@@ -142,8 +128,6 @@ def tune_fetch() -> None:
             count += 1
         return count
 
-    import tempfile
-    import threading
     frame = np.random.default_rng(0).random(shape, dtype=np.float32)
     alone = spins()
     with tempfile.TemporaryDirectory(dir=".") as folder:

@@ -179,6 +179,6 @@ class JaxStacked(JaxUnrolled):
 
 
 FORMULATIONS = {cls.formulation: cls for cls in (JaxConv, JaxSlices, JaxUnrolled, JaxStacked)}
-# Unrolling (which `stacked` does too) pays on a GPU; XLA's CPU backend compiles the unrolled loop into far slower code
-# (measured: 100 times slower on a 270 x 480 grid).
+# Unrolling (which `stacked` does too) pays on a GPU; XLA's CPU backend compiles the unrolled loop
+# into far slower code (measured: 100 times slower on a 270 x 480 grid).
 DEFAULT_FORMULATION = FASTEST = "stacked" if ON_GPU else "slices"
