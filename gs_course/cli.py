@@ -93,6 +93,8 @@ def _parser() -> argparse.ArgumentParser:
         "the most GPU memory the notebook took. "
         "Run it from a clone of the course repository, on the GPU node the students will use.",
     )
+    instructor.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
+                            help="only these notebooks of solutions/, by name or number (default: all)")
     instructor.add_argument("--size", choices=("full", "small"), default="full",
                             help="grid size for the notebooks (default full, as students on a GPU get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
@@ -304,12 +306,27 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
+def select_notebooks(solved: list[Path], wanted: list[str]) -> list[Path]:
+    """The notebooks named by file name, with or without .ipynb, or by their number ("1")."""
+    chosen = []
+    for name in wanted:
+        stem = Path(name).name.removesuffix(".ipynb")
+        found = [path for path in solved if path.stem == stem or path.stem.startswith(stem + "_")]
+        if len(found) != 1:
+            names = ", ".join(path.name for path in solved)
+            raise UsageError(f"no single notebook {name!r} in solutions/; the notebooks are {names}")
+        chosen += [path for path in found if path not in chosen]
+    return chosen
+
+
 def _instructor_check(args: argparse.Namespace) -> int:
     from .notebooks import ROOT
 
     solved = sorted((ROOT / "solutions").glob("*.ipynb"))
     if not solved:
         raise UsageError(f"no notebooks in {ROOT / 'solutions'}: run this from a clone of the course repository")
+    if args.notebooks:
+        solved = select_notebooks(solved, args.notebooks)
     if args.summary:
         check_writable(args.summary)
     _doctor(argparse.Namespace(require_gpu=False))

@@ -7,12 +7,13 @@ import subprocess
 import sys
 import sysconfig
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from gs_course import backends
-from gs_course.cli import main
+from gs_course.cli import main, select_notebooks
 from gs_course.devices import gpus
 from gs_course.model import PARITY_ATOL, reference_run
 from gs_course.output import read_frames
@@ -136,6 +137,13 @@ def test_instructor_check_runs_every_solution_notebook_and_summarises(tmp_path, 
     assert "| 1_Python_GPU_JAX.ipynb | pass |" in out and "| 1_Python_GPU_JAX.ipynb | pass |" in summary.read_text()
     assert summary.read_text().splitlines()[2] == "| notebook | result | run time | GPU | peak GPU memory |"
     assert summary.read_text().rstrip().endswith(" MiB |" if gpus() else "| no GPU |")
+
+
+def test_instructor_check_takes_notebooks_by_name_or_number(capsys):
+    solved = [Path(f"solutions/{name}.ipynb") for name in ("1_Python_GPU_JAX", "2_Python_GPU_cuPyNumeric")]
+    assert select_notebooks(solved, ["2", "1_Python_GPU_JAX.ipynb", "solutions/2_Python_GPU_cuPyNumeric"]) == solved[::-1]
+    assert main(["instructor-check", "--size", "small", "7"]) == 2
+    assert "no single notebook '7' in solutions/; the notebooks are 1_Python_GPU_JAX.ipynb" in capsys.readouterr().err
 
 
 def test_instructor_check_refuses_an_unwritable_summary(capsys):
