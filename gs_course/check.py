@@ -9,6 +9,10 @@ a time loop that goes back to Python between steps.
 
 from __future__ import annotations
 
+import contextlib
+import tempfile
+from pathlib import Path
+
 import numpy as np
 
 from .model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step
@@ -136,6 +140,11 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     nbimage, nbextrastep = 5, 7
     u0, v0 = initial_state(rows, cols)
     got = _to_numpy(student(to_device(u0), to_device(v0), PARAMS, nbimage, nbextrastep), "your images", device_type)
+    _compare_images(got, rows, cols, nbimage, nbextrastep)
+    _ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps")
+
+
+def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
     if got.shape != (nbimage, rows, cols):
         raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
     for i in range(nbimage):
@@ -144,7 +153,6 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
             _compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL)
         except NotYet as err:
             raise NotYet(f"{err}. Image i holds V after (i + 1) x nbextrastep steps") from None
-    _ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps")
 
 
 def batch(student, device_type: type | None = None) -> None:
@@ -160,3 +168,132 @@ def batch(student, device_type: type | None = None) -> None:
         _, v = reference_run(rows, cols, steps, Parameters(feed=float(f), kill=float(k)))
         _compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL)
     _ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right")
+
+
+def saved_images(student, backend: str) -> None:
+    """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
+    every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all."""
+    from .backends import create
+    from .output import read_frames
+
+    rows, cols = _grid(np.random.default_rng())
+    nbimage, nbextrastep = 4, 7
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "images.h5"
+        student(create(backend, PARAMS, rows, cols), path, nbimage, nbextrastep)
+        if not path.is_file():
+            raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
+        frames, attributes = read_frames(path)
+    _compare_images(frames, rows, cols, nbimage, nbextrastep)
+    if not attributes.get("complete"):
+        raise NotYet("the file is not marked complete: close the writer (a with block does it)")
+    _ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete")
+
+
+# CuPy's exercises: kernels and pinned memory need an NVIDIA GPU. Without one, each checker says
+# what it could not check and why, and the notebook runs on.
+
+#: The ElementwiseKernel of the update: per cell, U and V, their Laplacians and the parameters in.
+UPDATE_INPUTS = "float32 u, float32 v, float32 lu, float32 lv, float32 du, float32 dv, float32 feed, float32 kill, float32 dt"
+UPDATE_OUTPUTS = "float32 u_next, float32 v_next"
+
+#: The RawKernel of a whole step, one thread a cell; the student writes what replaces BODY.
+STEP_KERNEL = """extern "C" __global__ void step(
+    const float* u, const float* v, float* u_next, float* v_next,
+    int rows, int cols, float du, float dv, float feed, float kill, float dt)
+{
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= rows || col >= cols) return;
+    const int cell = row * cols + col;
+BODY
+}"""
+
+#: cudaPointerGetAttributes' memory type of page-locked (pinned) host memory.
+_CUDA_MEMORY_TYPE_HOST = 1
+
+
+def _gpu_cupy(what: str):
+    """CuPy where it runs on a GPU here; else None, after saying what is not checked and why."""
+    from .backends import probe
+
+    found = probe("cupy")
+    if not found.ok:
+        print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy ({found.reason})")
+        return None
+    import cupy
+
+    return cupy
+
+
+@contextlib.contextmanager
+def _compile_errors_as_hints(cupy):
+    """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback."""
+    try:
+        yield
+    except cupy.cuda.compiler.CompileException as err:
+        lines = [line.strip() for line in str(err).splitlines() if "error" in line]
+        raise NotYet("your kernel does not compile:\n" + "\n".join(lines[:5] or str(err).splitlines()[:5])) from None
+
+
+def elementwise_update(body: str, laplacian):
+    """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
+    one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
+    without a GPU)."""
+    cupy = _gpu_cupy("your ElementwiseKernel")
+    if cupy is None:
+        return None
+    kernel = cupy.ElementwiseKernel(UPDATE_INPUTS, UPDATE_OUTPUTS, body, "student_update")
+
+    def fused_step(u, v, p):
+        return kernel(u, v, laplacian(u), laplacian(v), *(np.float32(x) for x in (p.du, p.dv, p.feed, p.kill, p.dt)))
+
+    with _compile_errors_as_hints(cupy):
+        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray)
+    return kernel
+
+
+def step_kernel(body: str):
+    """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
+    a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
+    (None without a GPU)."""
+    cupy = _gpu_cupy("your RawKernel")
+    if cupy is None:
+        return None
+    from .backends.cupy_backend import launch_step, scalars
+
+    kernel = cupy.RawKernel(STEP_KERNEL.replace("BODY", body), "step")
+
+    def launch(u, v, u_next, v_next, p):
+        launch_step(u, v, u_next, v_next, scalars(p, *u.shape), kernel)
+
+    def one_step(u, v, p):
+        u_next, v_next = cupy.empty_like(u), cupy.empty_like(v)
+        launch(u, v, u_next, v_next, p)
+        return u_next, v_next
+
+    with _compile_errors_as_hints(cupy):
+        step(one_step, device_type=cupy.ndarray, to_device=cupy.asarray)
+    return launch
+
+
+def pinned_fetch(student) -> None:
+    """`student(v, stream)` must return V in a host array of pinned (page-locked) memory, the copy
+    queued on `stream`; the checker waits for the stream before looking."""
+    cupy = _gpu_cupy("your pinned fetch")
+    if cupy is None:
+        return
+    rng = np.random.default_rng()
+    want = rng.random(_grid(rng), dtype=np.float32)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    got = student(cupy.asarray(want), stream)
+    stream.synchronize()
+    if not isinstance(got, np.ndarray):
+        raise NotYet(f"your fetch returned a {type(got).__module__}.{type(got).__name__}: return a NumPy array "
+                     "in pinned memory (cupyx.empty_pinned) that the copy filled")
+    attributes = cupy.cuda.runtime.pointerGetAttributes(got.ctypes.data)
+    if getattr(attributes, "type", getattr(attributes, "memoryType", None)) != _CUDA_MEMORY_TYPE_HOST:
+        raise NotYet("your array is in ordinary (pageable) memory: allocate it with cupyx.empty_pinned, "
+                     "then copy into it (out=...)")
+    _compare(got, want, "your fetched V", 0.0)
+    _ok("pinned fetch: V in page-locked memory, copied on your stream")

@@ -1,13 +1,16 @@
 """Each checker accepts a right answer and rejects the typical wrong ones with the right hint."""
 
+from functools import partial
+
 import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 from jax import lax
 
-from gs_course import check, model
+from gs_course import backends, check, model
 from gs_course.backends.jax_backend import slices_laplacian
+from gs_course.output import BackgroundWriter, FrameWriter
 
 DEVICE = {"device_type": jax.Array, "to_device": jnp.asarray}
 
@@ -114,3 +117,108 @@ def test_batch_accepts_the_right_answer_and_catches_swapped_parameters():
     check.batch(_batch, device_type=jax.Array)
     with pytest.raises(check.NotYet, match=r"pattern 0 \(F = 0.022, k = 0.051\) is off"):
         check.batch(lambda f, k, *rest: _batch(k, f, *rest), device_type=jax.Array)
+
+
+def _save_in_line(simulation, path, nbimage, nbextrastep, first=1):
+    with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+        for image in range(nbimage):
+            simulation.advance(nbextrastep if image or first else 0)
+            writer.write(simulation.fetch_v())
+
+
+def _save_overlapped(simulation, path, nbimage, nbextrastep):
+    frames = FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep, deflate=None)
+    with BackgroundWriter(frames) as writer:
+        for _ in range(nbimage):
+            simulation.advance(nbextrastep)
+            writer.write(simulation.fetch_v())
+
+
+def test_saved_images_accepts_writing_in_line_or_overlapped_and_catches_the_offset(capsys):
+    check.saved_images(_save_in_line, "numpy")
+    check.saved_images(_save_overlapped, "numpy")
+    assert capsys.readouterr().out.count("\N{CHECK MARK} saved images: 4 images") == 2
+    with pytest.raises(check.NotYet, match=r"Image i holds V after \(i \+ 1\) x nbextrastep steps"):
+        check.saved_images(partial(_save_in_line, first=0), "numpy")
+    with pytest.raises(check.NotYet, match="no file at path"):
+        check.saved_images(lambda *args: None, "numpy")
+
+
+CUPY = backends.probe("cupy")
+gpu_only = pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
+
+UPDATE_BODY = """
+float uvv = u * v * v;
+u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));
+v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);
+"""
+
+STEP_BODY = """
+const float uc = u[cell], vc = v[cell];
+float lu = 0.0f, lv = 0.0f;
+for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r)
+    for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {
+        lu += u[r * cols + c] - uc;
+        lv += v[r * cols + c] - vc;
+    }
+const float uvv = uc * vc * vc;
+u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
+v_next[cell] = vc + DT_ON_V (dv * lv + uvv - (feed + kill) * vc);
+"""
+
+
+def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
+    if CUPY.ok:
+        pytest.skip("a GPU is here: the checkers check")
+    assert check.elementwise_update(UPDATE_BODY, None) is None
+    assert check.step_kernel(STEP_BODY) is None
+    check.pinned_fetch(lambda v, stream: v)
+    out = capsys.readouterr().out
+    for what in ("your ElementwiseKernel", "your RawKernel", "your pinned fetch"):
+        assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
+
+
+def _cupy_laplacian(a):
+    import cupy
+
+    rows, cols = a.shape
+    padded = cupy.pad(a, 1)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - cupy.asarray(
+        model.window_counts(rows, cols)) * a
+
+
+@gpu_only
+def test_elementwise_update_accepts_the_right_body_and_explains_mistakes():
+    assert check.elementwise_update(UPDATE_BODY, _cupy_laplacian) is not None
+    with pytest.raises(check.NotYet, match="multiply every term of the update by dt"):
+        check.elementwise_update(UPDATE_BODY.replace("u + dt * (du", "u + (du"), _cupy_laplacian)
+    with pytest.raises(check.NotYet, match="your kernel does not compile:\n.*error"):
+        check.elementwise_update("u_next = undeclared;", _cupy_laplacian)
+
+
+@gpu_only
+def test_step_kernel_accepts_the_right_body_and_explains_mistakes():
+    import cupy
+
+    launch = check.step_kernel(STEP_BODY.replace("DT_ON_V", "dt *"))
+    u, v = (cupy.asarray(a) for a in model.initial_state(33, 47))
+    u_next, v_next = cupy.empty_like(u), cupy.empty_like(v)
+    launch(u, v, u_next, v_next, check.PARAMS)
+    want = model.reference_step(*model.initial_state(33, 47, np.float64), check.PARAMS)
+    assert np.allclose(cupy.asnumpy(v_next), want[1], atol=1e-6)
+    with pytest.raises(check.NotYet, match="your v_next is off the reference"):
+        check.step_kernel(STEP_BODY.replace("DT_ON_V", "1.0f *"))
+    with pytest.raises(check.NotYet, match="your kernel does not compile:\n.*error"):
+        check.step_kernel("u_next[cell] = undeclared;")
+
+
+@gpu_only
+def test_pinned_fetch_wants_page_locked_memory():
+    import cupy
+    import cupyx
+
+    check.pinned_fetch(lambda v, s: cupy.asnumpy(v, stream=s, out=cupyx.empty_pinned(v.shape, v.dtype), blocking=False))
+    with pytest.raises(check.NotYet, match="ordinary \\(pageable\\) memory"):
+        check.pinned_fetch(lambda v, s: v.get(stream=s))
+    with pytest.raises(check.NotYet, match="return a NumPy array"):
+        check.pinned_fetch(lambda v, s: v)

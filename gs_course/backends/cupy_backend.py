@@ -49,17 +49,18 @@ _STEP_KERNEL = cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_step")
 BLOCK = (32, 8)
 
 
-def _scalars(params: Parameters, rows: int, cols: int) -> tuple:
-    """The kernel's scalar arguments, typed as its C signature expects."""
+def scalars(params: Parameters, rows: int, cols: int) -> tuple:
+    """The step kernels' scalar arguments, typed as their C signature expects."""
     return (np.int32(rows), np.int32(cols),
             *(np.float32(x) for x in (params.du, params.dv, params.feed, params.kill, params.dt)))
 
 
-def launch_step(u, v, u_next, v_next, scalars: tuple) -> None:
-    """Queue one step of the raw kernel on the current stream: (u, v) in, (u_next, v_next) out."""
+def launch_step(u, v, u_next, v_next, step_scalars: tuple, kernel: cupy.RawKernel = _STEP_KERNEL) -> None:
+    """Queue one step of a one-thread-a-cell kernel (ours by default) on the current stream:
+    (u, v) in, (u_next, v_next) out."""
     rows, cols = u.shape
     grid = (-(-cols // BLOCK[0]), -(-rows // BLOCK[1]))
-    _STEP_KERNEL(grid, BLOCK, (u, v, u_next, v_next, *scalars))
+    kernel(grid, BLOCK, (u, v, u_next, v_next, *step_scalars))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -86,23 +87,23 @@ def strip_kernel(strip_rows: int) -> cupy.RawKernel:
     return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_strip", options=(f"-DSTRIP_ROWS={strip_rows}",))
 
 
-def launch_strip(u, v, u_next, v_next, scalars: tuple, strips: Strips = STRIPS) -> None:
+def launch_strip(u, v, u_next, v_next, step_scalars: tuple, strips: Strips = STRIPS) -> None:
     """Queue one step of the strip kernel on the current stream."""
     rows, cols = u.shape
     grid = (-(-cols // strips.cols), -(-rows // (strips.rows * strips.strip_rows)))
-    strip_kernel(strips.strip_rows)(grid, (strips.cols, strips.rows), (u, v, u_next, v_next, *scalars))
+    strip_kernel(strips.strip_rows)(grid, (strips.cols, strips.rows), (u, v, u_next, v_next, *step_scalars))
 
 
 def run_steps(u, v, u_out, v_out, steps: int, params: Parameters) -> None:
     """`steps` >= 1 steps of the strip kernel from (u, v), which stay untouched, the result left
     in (u_out, v_out): what cuPyNumeric's own task runs on a GPU."""
-    scalars = _scalars(params, *u.shape)
+    step_scalars = scalars(params, *u.shape)
     spare = (cupy.empty_like(u), cupy.empty_like(v)) if steps > 1 else None
     # Alternate between the output and a spare pair so that the last step writes the output.
     targets = [(u_out, v_out) if (steps - k) % 2 == 0 else spare for k in range(1, steps + 1)]
     source = (u, v)
     for target in targets:
-        launch_strip(*source, *target, scalars)
+        launch_strip(*source, *target, step_scalars)
         source = target
 
 
@@ -128,7 +129,7 @@ class _DoubleBuffered(Simulation):
         u0, v0 = initial_state(rows, cols)
         self._pairs = [(cupy.asarray(u0), cupy.asarray(v0)), (cupy.empty_like(u0), cupy.empty_like(v0))]
         self._current = 0
-        self._scalars = _scalars(params, rows, cols)
+        self._scalars = scalars(params, rows, cols)
 
     @abc.abstractmethod
     def _launch(self, u, v, u_next, v_next) -> None:
