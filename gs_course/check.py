@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step
+from .notebooks import YOUR_TURN_MESSAGE
 from .parameters import Parameters
 
 #: Odd, non-square, different each time: a right answer cannot depend on the grid.
@@ -226,6 +227,13 @@ def _gpu_cupy(what: str):
     return cupy
 
 
+def _refuse_the_placeholder(student) -> None:
+    """The "your turn" error of a student function still unwritten, without calling it: where a
+    GPU-only checker cannot run the function, the student still learns that it is not written."""
+    if YOUR_TURN_MESSAGE in student.__code__.co_consts:
+        raise NotImplementedError(YOUR_TURN_MESSAGE)
+
+
 @contextlib.contextmanager
 def _compile_errors_as_hints(cupy):
     """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback."""
@@ -282,6 +290,7 @@ def pinned_fetch(student) -> None:
     queued on `stream`; the checker waits for the stream before looking."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
+        _refuse_the_placeholder(student)  # without a GPU, at least this much
         return
     rng = np.random.default_rng()
     want = rng.random(_grid(rng), dtype=np.float32)

@@ -17,7 +17,8 @@ import sys
 from pathlib import Path
 
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-YOUR_TURN = 'raise NotImplementedError("Your turn: replace this line with your code, then run the cell again")'
+YOUR_TURN_MESSAGE = "Your turn: replace this line with your code, then run the cell again"
+YOUR_TURN = f'raise NotImplementedError("{YOUR_TURN_MESSAGE}")'
 ROOT = Path(__file__).resolve().parent.parent
 
 

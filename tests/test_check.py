@@ -10,6 +10,7 @@ from jax import lax
 
 from gs_course import backends, check, model
 from gs_course.backends.jax_backend import slices_laplacian
+from gs_course.notebooks import YOUR_TURN
 from gs_course.output import BackgroundWriter, FrameWriter
 
 DEVICE = {"device_type": jax.Array, "to_device": jnp.asarray}
@@ -174,6 +175,11 @@ def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
     assert check.step_kernel(STEP_BODY) is None
     check.pinned_fetch(lambda v, stream: v)
     out = capsys.readouterr().out
+
+    student = {}  # the function as the student notebook gives it
+    exec(f"def fetch(v, stream):\n    {YOUR_TURN}\n", student)
+    with pytest.raises(NotImplementedError, match="Your turn"):
+        check.pinned_fetch(student["fetch"])
     for what in ("your ElementwiseKernel", "your RawKernel", "your pinned fetch"):
         assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
 
