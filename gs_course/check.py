@@ -35,6 +35,8 @@ def _to_numpy(result, what: str, device_type: type | None) -> np.ndarray:
     if device_type is not None and isinstance(result, np.ndarray):
         raise NotYet(f"{what} is a NumPy array: it went back to the host. Keep it on the device "
                      f"({device_type.__module__.split('.')[0]} arrays all the way)")
+    if hasattr(result, "__cuda_array_interface__") and hasattr(result, "get"):
+        return result.get()  # CuPy copies to the host only when asked to
     return np.asarray(result)
 
 
