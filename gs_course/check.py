@@ -253,10 +253,12 @@ def elementwise_update(body: str, laplacian):
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
         return None
+    from .backends.cupy_backend import scalars
+
     kernel = cupy.ElementwiseKernel(UPDATE_INPUTS, UPDATE_OUTPUTS, body, "student_update")
 
     def fused_step(u, v, p):
-        return kernel(u, v, laplacian(u), laplacian(v), *(np.float32(x) for x in (p.du, p.dv, p.feed, p.kill, p.dt)))
+        return kernel(u, v, laplacian(u), laplacian(v), *scalars(p, *u.shape)[2:])  # no rows, cols
 
     with _compile_errors_as_hints(cupy):
         step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray)
