@@ -213,19 +213,26 @@ def _progress_bar(total: int, disabled: bool):
     return tqdm(total=total, unit="image", file=sys.stderr, disable=disabled or not sys.stderr.isatty())
 
 
+_PROBE_MARKER = "gs-course-probe: "
+
+
 def _probe_isolated(name: str) -> backends.Probe:
     """Probe in a child process: a library that aborts while starting cannot take doctor down."""
+    # Libraries print to standard output while they start (Legate's cuInit lines): the answer is
+    # the one line that carries the marker.
     code = (
-        "import dataclasses, json, sys; from gs_course.backends import probe; "
-        f"json.dump(dataclasses.asdict(probe({name!r})), sys.stdout)"
+        "import dataclasses, json; from gs_course.backends import probe; "
+        f"print({_PROBE_MARKER!r} + json.dumps(dataclasses.asdict(probe({name!r}))))"
     )
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-        return backends.Probe(**json.loads(done.stdout))
-    except (subprocess.TimeoutExpired, json.JSONDecodeError) as err:
-        detail = getattr(err, "stderr", None) or str(err)
-        last = (detail.strip().splitlines() or ["no output"])[-1]
-        return backends.Probe(name, False, reason=f"crashed while loading: {last}")
+    except subprocess.TimeoutExpired:
+        return backends.Probe(name, False, reason="crashed while loading: no answer after 300 s")
+    answers = [line for line in done.stdout.splitlines() if line.startswith(_PROBE_MARKER)]
+    if answers:
+        return backends.Probe(**json.loads(answers[-1][len(_PROBE_MARKER):]))
+    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
+    return backends.Probe(name, False, reason=f"crashed while loading: {last}")
 
 
 def _doctor(args: argparse.Namespace) -> int:
