@@ -1,0 +1,99 @@
+"""gs_course.memory_kinds: the four kinds of host memory, each seen from both sides and moved by
+its own means; the timings' table. The GPU tests run where CuPy finds an NVIDIA GPU."""
+
+import json
+
+import numpy as np
+import pytest
+
+from gs_course import backends, memory_kinds
+from gs_course.transfer import MIB, NoGPU
+
+CUPY = backends.probe("cupy")
+
+
+def test_an_unknown_kind_is_named_with_the_known_ones():
+    with pytest.raises(ValueError, match="unknown memory kind 'paged': one of pageable, pinned, managed, mapped"):
+        memory_kinds.allocate("paged", (4,))
+
+
+def test_measuring_without_a_gpu_says_so():
+    if CUPY.ok:
+        pytest.skip("a GPU is here")
+    with pytest.raises(NoGPU, match="no GPU to measure"):
+        memory_kinds.measure()
+
+
+def _results(seconds: dict) -> dict:
+    rows = [{"label": label, "kind": kind, **dict(zip(memory_kinds.KEYS, seconds[label]))}
+            for label, kind, _ in memory_kinds.ROWS]
+    return {"schema": memory_kinds.SCHEMA, "recorded": "2026-11-30 10:00 UTC", "machine": {"gpu": "Some GPU"},
+            "bytes": 64 * MIB, "repeats": 5, "rows": rows}
+
+
+def test_table_gives_milliseconds_and_bandwidth_for_each_row_and_column(tmp_path):
+    seconds = {label: (0.01 * (i + 1), 0.001, 0.02) for i, (label, _, _) in enumerate(memory_kinds.ROWS)}
+    text = memory_kinds.table(_results(seconds))
+    lines = text.splitlines()
+    assert lines[0].startswith("64 MiB of float32") and "median of 5; Some GPU, 2026-11-30 10:00 UTC" in lines[0]
+    assert all(column in lines[1] for column in memory_kinds.COLUMNS)
+    assert len(lines) == 2 + len(memory_kinds.ROWS)
+    pinned = next(line for line in lines if line.startswith("pinned "))
+    # 64 MiB in 20 ms is 3.4 GB/s; in 1 ms, 67.1 GB/s
+    assert pinned.split()[1:] == ["20.00", "ms", "3.4", "GB/s", "1.00", "ms", "67.1", "GB/s", "20.00", "ms", "3.4", "GB/s"]
+    path = memory_kinds.save(_results(seconds), tmp_path / "kinds.json")
+    assert memory_kinds.load(path)["rows"][1]["label"] == "pinned"
+    path.write_text(json.dumps({"schema": 99}))
+    with pytest.raises(ValueError, match="not a gs-course memory-kinds result"):
+        memory_kinds.load(path)
+
+
+@pytest.mark.parametrize("kind", memory_kinds.KINDS)
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
+def test_each_kind_moves_values_both_ways(kind):
+    import cupy
+
+    buffer = memory_kinds.allocate(kind, (37, 53))
+    assert buffer.host.shape == buffer.device.shape == (37, 53)
+    assert buffer.host.dtype == buffer.device.dtype == np.float32
+    want = np.random.default_rng(0).random((37, 53), dtype=np.float32)
+    buffer.host[...] = want
+    buffer.to_device()
+    assert np.array_equal(cupy.asnumpy(buffer.device), want)
+    buffer.device *= 2
+    buffer.to_host()
+    assert np.array_equal(buffer.host, 2 * want)
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
+def test_managed_and_mapped_share_one_memory_pageable_and_pinned_do_not():
+    import cupy
+
+    runtime = cupy.cuda.runtime
+    for kind in memory_kinds.KINDS:
+        buffer = memory_kinds.allocate(kind, (1000,))
+        buffer.host.fill(1)
+        buffer.device.fill(2)
+        cupy.cuda.get_current_stream().synchronize()
+        assert buffer.shared == (kind in ("managed", "mapped"))
+        assert buffer.host[0] == (2 if buffer.shared else 1), f"{kind}: the host sees the kernel's write"
+    memory_type = {kind: runtime.pointerGetAttributes(memory_kinds.allocate(kind, (8,)).host.ctypes.data).type
+                   for kind in ("pinned", "managed", "mapped")}
+    assert memory_type == {"pinned": runtime.memoryTypeHost, "managed": runtime.memoryTypeManaged,
+                           "mapped": runtime.memoryTypeHost}
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
+def test_measure_times_every_row_and_the_table_prints_them():
+    results = memory_kinds.measure(nbytes=16 * MIB, repeats=2)
+    assert [row["label"] for row in results["rows"]] == [label for label, _, _ in memory_kinds.ROWS]
+    assert all(row[key] > 0 for row in results["rows"] for key in memory_kinds.KEYS)
+    mapped = results["rows"][-1]
+    pinned = results["rows"][1]
+    # Read in place over the link at every access, zero-copy memory is slower to read again than
+    # device memory by about the link's bandwidth against the GPU's own.
+    assert mapped["gpu_read_again_s"] > 3 * pinned["gpu_read_again_s"]
+    assert memory_kinds.table(results).count(" GB/s") == 3 * len(memory_kinds.ROWS)
