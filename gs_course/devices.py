@@ -61,12 +61,24 @@ CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000"
 
 
 def default_legate_config() -> str:
-    """Legate's resources when LEGATE_CONFIG is unset: 4,000 MiB of the GPU, or a quarter of a
-    smaller card (Legate reserves its share whole at start: 4,000 MiB would fill a 4 GB card)."""
+    """Legate's resources when LEGATE_CONFIG is unset: one library's share of the GPU memory free
+    now (`course.legate_fbmem_mib`: Legate reserves its share whole at start, so a fixed 4,000 MiB
+    would fill a 4 GB card), or the CPU without a GPU."""
+    from .course import legate_fbmem_mib
+
     found = gpus()
     if not found:
         return CPU_LEGATE_CONFIG
-    return gpu_legate_config(min(4000, found[0].memory_total // 2**20 // 4))
+    return gpu_legate_config(legate_fbmem_mib(found[0].memory_free))
+
+
+def default_jax_memory_fraction() -> str | None:
+    """XLA_PYTHON_CLIENT_MEM_FRACTION when unset: one library's share of the GPU memory free now
+    (`course.jax_memory_fraction`); None without a GPU."""
+    from .course import jax_memory_fraction
+
+    found = gpus()
+    return jax_memory_fraction(found[0].memory_free, found[0].memory_total) if found else None
 
 
 class GpuMemoryPeak:

@@ -1,4 +1,4 @@
-"""Legate's default share of a GPU, and the peak of GPU memory a run takes."""
+"""The peak of GPU memory a run takes (Legate's and JAX's shares: test_course.py)."""
 
 import os
 import time
@@ -8,16 +8,6 @@ from gs_course import devices
 
 def _gpu(gib: int) -> devices.Gpu:
     return devices.Gpu(0, "card", "580", "13.0", gib * 2**30, gib * 2**30)
-
-
-def test_legate_takes_4000_mib_of_a_large_gpu_and_a_quarter_of_a_small_one(monkeypatch):
-    monkeypatch.setattr(devices, "gpus", lambda: (_gpu(141),))
-    assert devices.default_legate_config() == devices.GPU_LEGATE_CONFIG
-    assert devices.GPU_LEGATE_CONFIG.endswith("--fbmem 4000")
-    monkeypatch.setattr(devices, "gpus", lambda: (_gpu(4),))
-    assert devices.default_legate_config() == "--gpus 1 --cpus 2 --sysmem 2000 --fbmem 1024"
-    monkeypatch.setattr(devices, "gpus", lambda: ())
-    assert devices.default_legate_config() == devices.CPU_LEGATE_CONFIG
 
 
 def test_gpu_memory_peak_counts_above_what_was_in_use_at_the_start(monkeypatch, tmp_path):
