@@ -13,10 +13,10 @@ import time
 import warnings
 from pathlib import Path
 
-from . import __version__, backends
+from . import __version__, backends, handout
 from .devices import GpuMemoryPeak, default_legate_config, gigabytes, gpus
 from .model import GridError
-from .output import BackgroundWriter, FrameWriter, OutputError, check_writable
+from .output import BackgroundWriter, FrameWriter, OutputError, RunFileError, check_writable
 from .parameters import PRESETS, Parameters
 from .runner import simulate
 
@@ -108,6 +108,28 @@ def _parser() -> argparse.ArgumentParser:
     kernels.add_argument("--image", required=True, help="the course's .sif image, as the hub's nodes see it")
     kernels.add_argument("--prefix", help="install for every user of this Jupyter prefix (e.g. the hub's)")
     kernels.add_argument("--apptainer", default="apptainer", help="the apptainer command (default apptainer)")
+
+    notebooks = commands.add_parser(
+        "notebooks",
+        help="copy the student notebooks into your folder, or bring in the course's updates",
+        description="Copy the student notebooks into FOLDER. Run again, it brings in new and updated "
+        "notebooks and never overwrites one you have changed: the course's new version arrives beside it.",
+    )
+    notebooks.add_argument("folder", nargs="?", default=str(handout.DEFAULT_FOLDER),
+                         help="your folder (default ~/gs-course-notebooks)")
+    notebooks.add_argument("--reset", metavar="NOTEBOOK",
+                         help="a fresh copy of this notebook (name or number); yours is kept as a backup")
+
+    show = commands.add_parser(
+        "show",
+        help="a run's HDF5 images as a picture or a movie (PNG, GIF, MP4)",
+        description="Save an image of a run file (.png: the last image, or --image N) or all its images "
+        "in order as an animation (.gif, .mp4), reading one image at a time.",
+    )
+    show.add_argument("run_file", metavar="RUN.h5", help="an HDF5 file written by gs-course run -o (or the school's programs)")
+    show.add_argument("--out", required=True, help="output file: frame.png, run.gif or run.mp4")
+    show.add_argument("--image", type=int, default=-1, help="for .png: which image (default -1, the last)")
+    show.add_argument("--fps", type=int, default=10, help="for .gif and .mp4: images per second (default 10)")
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
@@ -355,6 +377,24 @@ def _instructor_check(args: argparse.Namespace) -> int:
     return 0 if all(row[1] == "pass" for row in rows) else EXIT_FAILURE
 
 
+def _show(args: argparse.Namespace) -> int:
+    from . import view
+
+    if args.fps < 1:
+        raise UsageError(f"--fps must be at least 1, got {args.fps}")
+    check_writable(args.out)
+    try:
+        with view.Run(args.run_file) as run:
+            if not -len(run.reader) <= args.image < len(run.reader):
+                raise UsageError(f"--image {args.image}: {run.note}")
+            print(run.note)
+            out = run.save(args.out, fps=args.fps, index=args.image)
+    except (RunFileError, ValueError) as err:
+        raise UsageError(str(err)) from None
+    print(f"saved {out}")
+    return 0
+
+
 def _kernels(args: argparse.Namespace) -> int:
     from . import kernels
 
@@ -365,10 +405,22 @@ def _kernels(args: argparse.Namespace) -> int:
     return 0
 
 
+def _notebooks(args: argparse.Namespace) -> int:
+    folder = Path(args.folder).expanduser()
+    try:
+        said = handout.reset(folder, args.reset) if args.reset else handout.sync(folder)
+    except handout.HandoutError as err:
+        raise UsageError(str(err)) from None
+    for line in said:
+        print(line)
+    print(f"{folder}: {'up to date' if not said else 'done'}; open it in JupyterLab")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench,
-               "instructor-check": _instructor_check, "kernels": _kernels}[args.command]
+               "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

@@ -75,7 +75,7 @@ def test_dockerfile_passes_hadolint():
 def test_apptainer_definition_runs_lab_tests_doctor_and_explains_nv():
     assert {"help", "files", "post", "environment", "runscript", "test", "labels"} <= set(SECTIONS)
     assert "apptainer run --nv" in SECTIONS["help"]
-    assert "exec jupyter lab" in SECTIONS["runscript"] and "/opt/gs-course/notebooks" in SECTIONS["runscript"]
+    assert "exec jupyter lab" in SECTIONS["runscript"] and "gs-course notebooks" in SECTIONS["runscript"]
     assert SECTIONS["test"].splitlines()[0] == "gs-course doctor"
     assert "pytest" in SECTIONS["test"] and "solutions" in SECTIONS["test"]
 
@@ -144,3 +144,8 @@ def test_install_script_installs_a_working_course(tmp_path):
     assert done.stdout.strip().endswith("gs-course 0.1.0")
     doctor = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "doctor"], capture_output=True, text=True)
     assert doctor.returncode == 0 and "numpy" in doctor.stdout and "runs on" in doctor.stdout
+    # The installed package (not a clone) hands out the student notebooks and catches up from the solutions.
+    handed = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "notebooks", str(tmp_path / "mine")],
+                            capture_output=True, text=True, cwd=tmp_path)
+    assert handed.returncode == 0, handed.stderr
+    assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))

@@ -1,0 +1,92 @@
+"""`gs-course notebooks`: a student's first copy, the course's updates during the school without
+losing the student's work, a fresh copy on request, and one line for a folder that cannot be
+written."""
+
+import json
+import os
+
+import pytest
+
+from gs_course import handout
+from gs_course.cli import main
+
+
+def _course(folder, **notebooks):
+    folder.mkdir(exist_ok=True)
+    for name, text in notebooks.items():
+        (folder / f"{name}.ipynb").write_text(json.dumps({"cells": [text]}))
+    return folder
+
+
+def test_the_course_hands_out_its_student_notebooks_and_their_readme():
+    names = [p.name for p in handout.course_files()]
+    assert "README.md" in names
+    assert sum(name.endswith(".ipynb") for name in names) >= 3
+    assert all((handout.SOURCE / name).read_bytes() for name in names)
+
+
+def test_first_copy_then_updates_that_never_overwrite_the_students_work(tmp_path):
+    course = _course(tmp_path / "course", a="a1", b="b1", c="c1")
+    mine = tmp_path / "mine"
+    assert handout.sync(mine, course) == ["new: a.ipynb", "new: b.ipynb", "new: c.ipynb"]
+    assert (mine / "a.ipynb").read_text() == (course / "a.ipynb").read_text()
+
+    (mine / "a.ipynb").write_text("my answers")            # the student works in a
+    _course(course, a="a2", b="b2", d="d1")                   # the course fixes a and b, adds d
+    said = handout.sync(mine, course)
+    assert said == ["kept your a.ipynb (you changed it); the course's new version is beside it: a.updated.ipynb",
+                    "updated: b.ipynb", "new: d.ipynb"]
+    assert (mine / "a.ipynb").read_text() == "my answers"
+    assert (mine / "a.updated.ipynb").read_text() == (course / "a.ipynb").read_text()
+    assert (mine / "b.ipynb").read_text() == (course / "b.ipynb").read_text()
+    assert (mine / "c.ipynb").read_text() == (course / "c.ipynb").read_text()
+
+    assert handout.sync(mine, course) == [], "nothing new: nothing said, nothing touched"
+    assert (mine / "a.ipynb").read_text() == "my answers"
+
+
+def test_reset_gives_a_fresh_copy_and_keeps_the_students_as_a_backup(tmp_path):
+    course = _course(tmp_path / "course", **{"1_first": "x1", "2_second": "y1"})
+    mine = tmp_path / "mine"
+    handout.sync(mine, course)
+    (mine / "2_second.ipynb").write_text("half done")
+    said = handout.reset(mine, "2", course)
+    backups = list(mine.glob("2_second.backup-*.ipynb"))
+    assert len(backups) == 1 and backups[0].read_text() == "half done"
+    assert said == [f"your 2_second.ipynb is kept as {backups[0].name}", "fresh: 2_second.ipynb"]
+    assert (mine / "2_second.ipynb").read_text() == (course / "2_second.ipynb").read_text()
+    _course(course, **{"2_second": "y2"})
+    assert handout.sync(mine, course) == ["updated: 2_second.ipynb"], "the fresh copy counts as untouched"
+
+
+def test_the_command_copies_into_a_folder_and_says_what_it_did(tmp_path, capsys):
+    assert main(["notebooks", str(tmp_path / "mine")]) == 0
+    out = capsys.readouterr().out
+    assert "new: 1_Python_GPU_JAX.ipynb" in out and out.strip().endswith("done; open it in JupyterLab")
+    assert main(["notebooks", str(tmp_path / "mine")]) == 0
+    assert capsys.readouterr().out.strip().endswith("up to date; open it in JupyterLab")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
+def test_a_folder_that_cannot_be_written_gets_one_line(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir(mode=0o500)
+    assert main(["notebooks", str(locked / "mine")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"gs-course: error: cannot write to {locked / 'mine'}") and "\n" not in err
+
+
+def test_a_file_in_the_way_gets_one_line(tmp_path, capsys):
+    """Root (CI, a container's build) writes anywhere: a file where the folder should be still fails."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    assert main(["notebooks", str(blocker)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"gs-course: error: cannot write to {blocker}") and "\n" not in err
+    assert "give a folder of your own" in err
+
+
+def test_reset_of_an_unknown_notebook_names_the_notebooks(tmp_path, capsys):
+    assert main(["notebooks", str(tmp_path), "--reset", "9"]) == 2
+    err = capsys.readouterr().err
+    assert "no course notebook '9'" in err and "1_Python_GPU_JAX.ipynb" in err
