@@ -7,6 +7,7 @@ each completed image, the dataset shrinks to them, and `images_written` says how
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import queue
 import threading
@@ -166,7 +167,77 @@ class BackgroundWriter:
 
 
 def read_frames(path: str | os.PathLike) -> tuple[np.ndarray, dict]:
-    """The images and attributes of a file written by FrameWriter (or by the school's programs)."""
-    with h5py.File(path, "r") as f:
-        dataset = f[DATASET]
-        return dataset[()], dict(dataset.attrs)
+    """The images and attributes of a file written by FrameWriter (or by the school's programs),
+    all in memory: for small files; FrameReader reads a large one an image at a time."""
+    with FrameReader(path) as reader:
+        return reader.dataset[: len(reader)], reader.attrs
+
+
+class RunFileError(OSError):
+    """The file is missing, not HDF5, or not a course run (no 3-D dataset `matrix`)."""
+
+
+class FrameReader:
+    """The images of a run file, read one at a time on demand: a full run is 8.3 GB.
+
+    A run stopped cleanly keeps its completed images only; a process killed mid-run leaves the
+    dataset at its planned length, with `images_written` saying how many images hold data, and
+    only those count here. Use as a context manager (or call close) to release the file.
+    """
+
+    def __init__(self, path: str | os.PathLike):
+        self.path = Path(path)
+        if not self.path.is_file():
+            raise RunFileError(f"no file {self.path}")
+        try:
+            self._file = h5py.File(self.path, "r")
+        except OSError:
+            raise RunFileError(f"{self.path} is not an HDF5 file (or it is damaged beyond reading)") from None
+        self.dataset = self._file.get(DATASET)
+        if not isinstance(self.dataset, h5py.Dataset) or self.dataset.ndim != 3:
+            found = ", ".join(self._file) or "nothing"
+            self._file.close()
+            raise RunFileError(f"{self.path} is not a course run: no 3-D dataset '{DATASET}' (images, rows, cols); "
+                               f"it holds: {found}")
+        self.attrs = dict(self.dataset.attrs)
+        written = int(self.attrs.get("images_written", self.dataset.shape[0]))
+        self.images = min(written, self.dataset.shape[0])
+        self.planned = int(self.attrs.get("nbimage", self.dataset.shape[0]))
+
+    @property
+    def complete(self) -> bool:
+        return bool(self.attrs.get("complete", True)) and self.images >= self.planned
+
+    @property
+    def steps_per_image(self) -> int | None:
+        steps = self.attrs.get("nbextrastep")
+        return None if steps is None else int(steps)
+
+    def parameters(self) -> Parameters | None:
+        """The run's parameters, where the file records them (the school's files may not)."""
+        names = [field.name for field in dataclasses.fields(Parameters)]
+        if not all(name in self.attrs for name in names):
+            return None
+        return Parameters(**{name: float(self.attrs[name]) for name in names})
+
+    def __len__(self) -> int:
+        return self.images
+
+    def __getitem__(self, index: int) -> np.ndarray:
+        """Image `index` (negative counts from the end), read from the file now."""
+        if not -self.images <= index < self.images:
+            raise IndexError(f"image {index} of a run holding {self.images}")
+        return self.dataset[index % self.images]
+
+    def __iter__(self):
+        for index in range(self.images):
+            yield self[index]
+
+    def close(self) -> None:
+        self._file.close()
+
+    def __enter__(self) -> FrameReader:
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self.close()

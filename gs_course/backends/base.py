@@ -83,6 +83,11 @@ class Simulation(abc.ABC):
     def synchronize(self) -> None:
         """Wait until the device has finished every step queued so far."""
 
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        """Replace U and V by host arrays of the grid's shape: how the explorer (gs_course.view)
+        drops a new seed into a running pattern, or carries it over to new parameters."""
+        raise NotImplementedError(f"{self.backend} {self.formulation} cannot take a new state")
+
     @classmethod
     def bytes_needed(cls, rows: int, cols: int) -> int:
         return cls.arrays_per_cell * rows * cols * np.dtype(np.float32).itemsize
@@ -154,3 +159,7 @@ class PaddedSlices(Simulation):
 
     def fetch_v(self) -> np.ndarray:
         return self._to_host(self._v[1:-1, 1:-1])
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._u[1:-1, 1:-1] = self._to_device(np.asarray(u, np.float32))
+        self._v[1:-1, 1:-1] = self._to_device(np.asarray(v, np.float32))

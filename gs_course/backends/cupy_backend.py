@@ -155,6 +155,11 @@ class _DoubleBuffered(Simulation):
     def synchronize(self) -> None:
         cupy.cuda.Device().synchronize()
 
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        """Copied into the current pair in place: a captured CUDA graph keeps its pointers."""
+        for device, host in zip(self._pairs[self._current], (u, v)):
+            device.set(np.ascontiguousarray(host, np.float32))
+
 
 class CupyElementwise(_DoubleBuffered):
     """CuPy launches one thread per cell on a 1-D grid; we write only what one cell does."""

@@ -133,6 +133,9 @@ class JaxSlices(Simulation):
     def synchronize(self) -> None:
         jax.block_until_ready((self._u, self._v))
 
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._u, self._v = jnp.asarray(u, jnp.float32), jnp.asarray(v, jnp.float32)
+
 
 class JaxConv(JaxSlices):
     """The generic formulation: any stencil is a convolution; XLA calls a convolution kernel."""
@@ -176,6 +179,9 @@ class JaxStacked(JaxUnrolled):
 
     def synchronize(self) -> None:
         jax.block_until_ready(self._uv)
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._uv = jnp.asarray(np.stack((u, v)), jnp.float32)
 
 
 FORMULATIONS = {cls.formulation: cls for cls in (JaxConv, JaxSlices, JaxUnrolled, JaxStacked)}
