@@ -4,6 +4,12 @@ Solution code sits between `### BEGIN SOLUTION` and `### END SOLUTION` (nbgrader
 code cells. The student version keeps everything else, replaces each marked block with a line
 that raises a "your turn" error, and drops every output.
 
+A stuck student catches up from the same source: the notebooks' setup cell calls
+`enable_catch_up(name)`, and `%catch_up N` typed in exercise N's cell replaces the cell with that
+exercise's solved cell (as IPython's `%load` does), to run and go on. The solved notebooks travel
+with the package (`gs_course/_solutions` links to `solutions/`; pyproject's package data), so
+this works from a clone and from an installed course alike.
+
     python -m gs_course.notebooks          # write notebooks/ from solutions/
     python -m gs_course.notebooks --check  # exit 1 if notebooks/ is out of date
 """
@@ -19,26 +25,64 @@ from pathlib import Path
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 YOUR_TURN_MESSAGE = "Your turn: replace this line with your code, then run the cell again"
 YOUR_TURN = f'raise NotImplementedError("{YOUR_TURN_MESSAGE}")'
+CATCH_UP_HINT = "  # stuck? %catch_up {number} in this cell loads the answer"
 ROOT = Path(__file__).resolve().parent.parent
+# The solved notebooks: a link inside the package (so that a wheel carries them), or the clone's
+# folder where links are not checked out.
+SOLUTIONS = next(p for p in (Path(__file__).resolve().parent / "_solutions", ROOT / "solutions") if p.is_dir())
 
 
-def _strip_solution(source: str) -> str:
-    """Each BEGIN..END block becomes one your-turn line, at the block's indentation."""
+def _strip_solution(source: str, number: int) -> str:
+    """Each BEGIN..END block becomes one your-turn line, at the block's indentation, that names
+    the catch-up of exercise `number` (the traceback shows the line, comment included)."""
     pattern = re.compile(rf"^([ \t]*){re.escape(BEGIN)}\n.*?^[ \t]*{re.escape(END)}[ \t]*$", re.S | re.M)
-    stripped = pattern.sub(lambda m: f"{m.group(1)}{YOUR_TURN}", source)
+    stripped = pattern.sub(lambda m: f"{m.group(1)}{YOUR_TURN}{CATCH_UP_HINT.format(number=number)}", source)
     if BEGIN in stripped or END in stripped:
         raise ValueError(f"unbalanced solution markers in cell:\n{source}")
     return stripped
 
 
+def _source(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def exercises(solution: dict) -> list[str]:
+    """The solved cells of the exercises, in order (exercise N is the N-th), markers removed."""
+    cells = [_source(c) for c in solution["cells"] if c["cell_type"] == "code" and BEGIN in _source(c)]
+    return [re.sub(rf"^[ \t]*(?:{re.escape(BEGIN)}|{re.escape(END)})[ \t]*\n", "", c, flags=re.M) for c in cells]
+
+
+def enable_catch_up(name: str) -> None:
+    """Register `%catch_up N` in this IPython kernel, for the tutorial `name` (the notebook's file
+    name without `.ipynb`): it replaces the cell it is typed in with exercise N's solved cell."""
+    from IPython import get_ipython
+    from IPython.core.magic import register_line_magic
+
+    path = SOLUTIONS / f"{name}.ipynb"
+    if not path.is_file():
+        raise FileNotFoundError(f"no solved notebook {path}")
+
+    @register_line_magic
+    def catch_up(line: str) -> None:
+        solved = exercises(json.loads(path.read_text()))
+        number = int(line) if line.strip().isdigit() else 0
+        if not 1 <= number <= len(solved):
+            print(f"%catch_up N, with N the exercise's number, 1 to {len(solved)}")
+            return
+        get_ipython().set_next_input(solved[number - 1], replace=True)
+        print(f"Exercise {number}'s answer is now in this cell: run the cell to go on.")
+
+
 def student_version(solution: dict) -> dict:
     """The notebook without solutions, outputs, execution counts or execution times."""
     cells = []
+    number = 0
     for cell in solution["cells"]:
         cell = dict(cell)
-        source = "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+        source = _source(cell)
         if cell["cell_type"] == "code":
-            source = _strip_solution(source)
+            number += BEGIN in source
+            source = _strip_solution(source, number)
             cell["outputs"] = []
             cell["execution_count"] = None
         cell["source"] = source.splitlines(keepends=True)

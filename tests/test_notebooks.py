@@ -1,9 +1,10 @@
 """The notebooks: students get the solutions' notebooks minus the solutions and outputs, kept in
 step by a test; each exercise ends with a checker; the student version runs up to each 'your
-turn', which is a plain error. (nbval runs the solved notebooks themselves: solutions/ is in the
-test paths.)"""
+turn', which is a plain error, and a stuck student catches up with `%catch_up N`. (nbval runs the
+solved notebooks themselves: solutions/ is in the test paths.)"""
 
 import json
+import re
 
 import nbformat
 import pytest
@@ -21,9 +22,36 @@ def _code(notebook: dict) -> list[str]:
 
 def test_solution_blocks_become_your_turn_lines_at_their_indentation():
     source = "def f(x):\n    y = 1\n    ### BEGIN SOLUTION\n    return x + y\n    ### END SOLUTION\n\n\ncheck(f)"
-    assert notebooks._strip_solution(source) == f"def f(x):\n    y = 1\n    {notebooks.YOUR_TURN}\n\n\ncheck(f)"
+    assert notebooks._strip_solution(source, 4) == (
+        f"def f(x):\n    y = 1\n    {notebooks.YOUR_TURN}  # stuck? %catch_up 4 in this cell loads the answer\n\n\ncheck(f)")
     with pytest.raises(ValueError, match="unbalanced solution markers"):
-        notebooks._strip_solution("### BEGIN SOLUTION\nx = 1\n")
+        notebooks._strip_solution("### BEGIN SOLUTION\nx = 1\n", 1)
+
+
+def test_the_catch_up_code_is_the_solved_cell_without_its_markers():
+    solved = {"cells": [{"cell_type": "markdown", "source": "### BEGIN SOLUTION in prose"},
+                        {"cell_type": "code", "source": ["x = 1\n", "### BEGIN SOLUTION\n", "y = x\n",
+                                                         "  ### END SOLUTION  \n", "check(y)"]},
+                        {"cell_type": "code", "source": "z = 2"}]}
+    assert notebooks.exercises(solved) == ["x = 1\ny = x\ncheck(y)"]
+
+
+@pytest.mark.parametrize("solution, student", PAIRS, ids=[p.name for p, _ in PAIRS])
+def test_exercises_are_numbered_in_order_and_the_notebook_says_how_to_catch_up(solution, student):
+    """`%catch_up N` loads the N-th solved cell: the text's exercise N must be that cell, and the
+    setup cell registers the magic for this very notebook."""
+    solved = json.loads(solution.read_text())
+    numbers, found = [], 0
+    for cell in solved["cells"]:
+        source = "".join(cell["source"])
+        if cell["cell_type"] == "markdown":
+            numbers += [int(n) for n in re.findall(r"\*\*Exercise (\d+)\.\*\*", source)]
+        elif notebooks.BEGIN in source:
+            found += 1
+            assert numbers and numbers[-1] == found, f"exercise cell {found} comes after the text of exercise {numbers[-1:]}"
+    assert numbers == list(range(1, found + 1))
+    assert any(f'notebooks.enable_catch_up("{solution.stem}")' in "".join(c["source"]) for c in solved["cells"][:3])
+    assert "%catch_up" in "".join(solved["cells"][0]["source"]), "the introduction says how to catch up"
 
 
 def test_student_notebooks_are_up_to_date_with_the_solutions():
@@ -47,16 +75,19 @@ def test_exercises_end_with_a_checker_and_students_get_no_outputs(solution, stud
 
 
 @pytest.mark.parametrize("solution, student", PAIRS, ids=[p.name for p, _ in PAIRS])
-def test_each_your_turn_is_a_plain_error_and_the_solution_then_runs_on(solution, student):
+def test_each_your_turn_is_a_plain_error_and_the_catch_up_runs_on(solution, student):
     """The student version runs up to each exercise, which raises the "your turn" error and leaves
-    the kernel alive (an error inside a Legate task, for one, would stop it); with the solution
-    run in its place, the notebook goes on to the next exercise, and so on to the end."""
-    given, solved = nbformat.read(student, as_version=4), nbformat.read(solution, as_version=4)
+    the kernel alive (an error inside a Legate task, for one, would stop it); `%catch_up N` typed
+    in the cell puts the solved cell in its place (IPython's set_next_input), which passes its
+    checker, and the notebook goes on to the next exercise, and so on to the end."""
+    given = nbformat.read(student, as_version=4)
     exercises = sum(notebooks.YOUR_TURN in c.source for c in given.cells if c.cell_type == "code")
     client = NotebookClient(given, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(student.parent)}})
+    payloads = []
+    client.on_cell_executed = lambda cell, cell_index, execute_reply: payloads.append(execute_reply["content"].get("payload", []))
     turns = 0
     with client.setup_kernel():
-        for index, (cell, solved_cell) in enumerate(zip(given.cells, solved.cells)):
+        for index, cell in enumerate(given.cells):
             if cell.cell_type != "code":
                 continue
             try:
@@ -65,5 +96,16 @@ def test_each_your_turn_is_a_plain_error_and_the_solution_then_runs_on(solution,
                 assert notebooks.YOUR_TURN in cell.source, f"cell {index} failed, and it is no exercise:\n{err}"
                 assert "NotImplementedError" in str(err) and "Your turn" in str(err)
                 turns += 1
-                client.execute_cell(solved_cell, index)  # fails here if the kernel died
+                assert f"%catch_up {turns} in this cell" in str(err), "the error names the exercise's catch-up"
+                typed = nbformat.v4.new_code_cell(f"%catch_up {turns}")
+                client.execute_cell(typed, index)  # fails here if the kernel died
+                (loaded,) = [p for p in payloads[-1] if p.get("source") == "set_next_input"]
+                assert loaded["replace"] and "Exercise" in typed.outputs[0]["text"]
+                caught_up = nbformat.v4.new_code_cell(loaded["text"])
+                client.execute_cell(caught_up, index)
+                said = json.dumps(caught_up.outputs, ensure_ascii=False)  # GPU-only checkers say what they cannot check
+                assert "\N{CHECK MARK}" in said or "not checked here" in said, f"the answer fails its checker: {said}"
+        wrong = nbformat.v4.new_code_cell(f"%catch_up {exercises + 1}")
+        client.execute_cell(wrong, len(given.cells))
+        assert wrong.outputs[0]["text"] == f"%catch_up N, with N the exercise's number, 1 to {exercises}\n"
     assert turns == exercises >= 5
