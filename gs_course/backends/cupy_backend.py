@@ -21,7 +21,7 @@ import cupyx
 import numpy as np
 
 from ..model import initial_state
-from ..parameters import Parameters
+from ..parameters import STENCIL, Parameters
 from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
 
@@ -55,12 +55,13 @@ def scalars(params: Parameters, rows: int, cols: int) -> tuple:
             *(np.float32(x) for x in (params.du, params.dv, params.feed, params.kill, params.dt)))
 
 
-def launch_step(u, v, u_next, v_next, step_scalars: tuple, kernel: cupy.RawKernel = _STEP_KERNEL) -> None:
+def launch_step(u, v, u_next, v_next, step_scalars: tuple, kernel: cupy.RawKernel = _STEP_KERNEL,
+                block: tuple[int, int] = BLOCK) -> None:
     """Queue one step of a one-thread-a-cell kernel (ours by default) on the current stream:
-    (u, v) in, (u_next, v_next) out."""
+    (u, v) in, (u_next, v_next) out, blocks of `block` threads (along columns, rows)."""
     rows, cols = u.shape
-    grid = (-(-cols // BLOCK[0]), -(-rows // BLOCK[1]))
-    kernel(grid, BLOCK, (u, v, u_next, v_next, *step_scalars))
+    grid = (-(-cols // block[0]), -(-rows // block[1]))
+    kernel(grid, block, (u, v, u_next, v_next, *step_scalars))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -105,6 +106,99 @@ def run_steps(u, v, u_out, v_out, steps: int, params: Parameters) -> None:
     for target in targets:
         launch_strip(*source, *target, step_scalars)
         source = target
+
+
+# --- The CuPy tutorial's variants, measured against the kernels above (not benchmark formulations)
+
+_TRANSPOSED_KERNEL = cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_step_transposed")
+
+
+def launch_transposed(u, v, u_next, v_next, step_scalars: tuple, block: tuple[int, int] = BLOCK) -> None:
+    """Queue one step of gray_scott_step_transposed: blocks of `block` threads, x along rows."""
+    rows, cols = u.shape
+    grid = (-(-rows // block[0]), -(-cols // block[1]))
+    _TRANSPOSED_KERNEL(grid, block, (u, v, u_next, v_next, *step_scalars))
+
+
+@functools.cache
+def tiled_kernel(tile: tuple[int, int]) -> cupy.RawKernel:
+    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_tiled", options=(f"-DTILE_COLS={tile[0]}", f"-DTILE_ROWS={tile[1]}"))
+
+
+def launch_tiled(u, v, u_next, v_next, step_scalars: tuple, tile: tuple[int, int] = BLOCK) -> None:
+    """Queue one step of gray_scott_tiled: a block of tile[0] x tile[1] threads per tile."""
+    rows, cols = u.shape
+    grid = (-(-cols // tile[0]), -(-rows // tile[1]))
+    tiled_kernel(tuple(tile))(grid, tuple(tile), (u, v, u_next, v_next, *step_scalars))
+
+
+class _ConstantStep:
+    """gray_scott_step_constant, and the values its module's constant memory holds."""
+
+    def __init__(self):
+        self.module = cupy.RawModule(code=GRAY_SCOTT_CU)
+        self.kernel = self.module.get_function("gray_scott_step_constant")
+        self.constants = None
+
+    def write(self, constants: np.ndarray) -> None:
+        """Copy `constants` (float32: the nine weights, du, dv, feed, kill, dt) into the module's
+        step_constants on the current stream, unless it holds them already: a copy at every step
+        would cost about as much as the step (and cannot be captured in a CUDA graph)."""
+        if self.constants is None or not np.array_equal(constants, self.constants):
+            symbol = self.module.get_global("step_constants")
+            cupy.ndarray(constants.shape, constants.dtype, symbol).set(constants)
+            self.constants = constants
+
+
+@functools.cache
+def _constant_step() -> _ConstantStep:
+    return _ConstantStep()
+
+
+def launch_constant(u, v, u_next, v_next, step_scalars: tuple, weights=STENCIL) -> None:
+    """Queue one step of gray_scott_step_constant, the stencil's `weights` (3 x 3) and the
+    parameters (step_scalars after rows and cols) in constant memory."""
+    rows, cols = u.shape
+    step = _constant_step()
+    step.write(np.array([*np.ravel(weights), *step_scalars[2:]], np.float32))
+    grid = (-(-cols // BLOCK[0]), -(-rows // BLOCK[1]))
+    step.kernel(grid, BLOCK, (u, v, u_next, v_next, *step_scalars[:2]))
+
+
+#: The tutorial's comparisons: each a `launch(u, v, u_next, v_next, step_scalars)` of one step.
+VARIANTS = {
+    f"one thread a cell, {BLOCK[0]} x {BLOCK[1]} blocks": launch_step,
+    "one thread a cell, 8 x 32 blocks": functools.partial(launch_step, block=(8, 32)),
+    f"threads along rows (transposed), {BLOCK[0]} x {BLOCK[1]}": launch_transposed,
+    f"tiled in shared memory, {BLOCK[0]} x {BLOCK[1]}": launch_tiled,
+    "stencil and parameters in __constant__": launch_constant,
+    f"strip kernel, {STRIPS.cols} x {STRIPS.rows} threads, {STRIPS.strip_rows} rows each": launch_strip,
+}
+
+
+def step_time_us(launch, params: Parameters, rows: int, cols: int, steps: int = 32, repeats: int = 10) -> float:
+    """The GPU's time of one step of `launch` (as in VARIANTS) from the school's initial state, in
+    microseconds: the median of `repeats` replays of `steps` launches captured once as a CUDA
+    graph, timed by CUDA events, so that Python's launch overhead is left out."""
+    u, v = (cupy.asarray(a) for a in initial_state(rows, cols))
+    pairs = [(u, v), (cupy.empty_like(u), cupy.empty_like(v))]
+    step_scalars = scalars(params, rows, cols)
+    stream = cupy.cuda.Stream()  # capture needs a stream other than the legacy default one
+    with stream:
+        launch(*pairs[0], *pairs[1], step_scalars)  # compiles, loads, writes constants: not allowed in a capture
+        stream.begin_capture()
+        for k in range(steps):
+            launch(*pairs[k % 2], *pairs[1 - k % 2], step_scalars)
+        graph = stream.end_capture()
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        times = []
+        for _ in range(repeats + 1):  # the first replay warms up
+            start.record(stream)
+            graph.launch(stream)
+            end.record(stream)
+            end.synchronize()
+            times.append(cupy.cuda.get_elapsed_time(start, end))
+    return float(np.median(times[1:])) * 1e3 / steps
 
 
 class CupySlices(PaddedSlices):

@@ -1,6 +1,26 @@
 // The school's Gray-Scott step in CUDA, two ways: one thread a cell (CuPy's `elementwise`, `raw`
 // and `graph` formulations), and one thread a strip of a column (CuPy's `strip`, and
-// cuPyNumeric's `task` formulation on a GPU).
+// cuPyNumeric's `task` formulation on a GPU). At the end, three variants that the CuPy tutorial
+// measures against these: threads mapped across rows (coalescing), a tile in shared memory, and
+// the stencil and parameters in constant memory.
+
+// The update of one cell from its U, V and their Laplacians, written to *u_out and *v_out: dt
+// multiplies every term.
+__device__ __forceinline__ void gray_scott_update(
+    float uc, float vc, float lu, float lv, float du, float dv, float feed, float kill, float dt,
+    float* __restrict__ u_out, float* __restrict__ v_out)
+{
+    const float uvv = uc * vc * vc;
+    *u_out = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
+    *v_out = vc + dt * (dv * lv + uvv - (feed + kill) * vc);
+}
+
+// How many cells of the 3 x 3 window of (row, col) lie inside the grid: 9 inside, 6 on an edge, 4
+// in a corner. With the all-ones stencil, L(a) = window sum (zero outside the grid) - count * a.
+__device__ __forceinline__ float window_cells(int row, int col, int rows, int cols)
+{
+    return (3 - (row == 0) - (row == rows - 1)) * (3 - (col == 0) - (col == cols - 1));
+}
 
 // Computes the next U and V of the cell (row, col) of rows x cols row-major arrays: the 3 x 3
 // all-ones stencil with the neighbours outside the grid left out, exactly as the reference, and
@@ -26,9 +46,7 @@ __device__ __forceinline__ void gray_scott_cell(
             }
         }
     }
-    const float uvv = uc * vc * vc;
-    u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
-    v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);
+    gray_scott_update(uc, vc, lu, lv, du, dv, feed, kill, dt, u_next + cell, v_next + cell);
 }
 
 // One step, one thread per cell, on a 2-D grid of 2-D blocks: neighbouring threads of a block
@@ -74,7 +92,6 @@ extern "C" __global__ void gray_scott_strip(
     const int col = blockIdx.x * blockDim.x + threadIdx.x;
     const int first_row = (blockIdx.y * blockDim.y + threadIdx.y) * STRIP_ROWS;
     if (col >= cols || first_row >= rows) return;
-    const int cols_in_window = 3 - (col == 0) - (col == cols - 1);
     float above_u = row_sum(u, first_row - 1, col, rows, cols), here_u = row_sum(u, first_row, col, rows, cols);
     float above_v = row_sum(v, first_row - 1, col, rows, cols), here_v = row_sum(v, first_row, col, rows, cols);
 #pragma unroll
@@ -84,15 +101,111 @@ extern "C" __global__ void gray_scott_strip(
         const float below_u = row_sum(u, row + 1, col, rows, cols), below_v = row_sum(v, row + 1, col, rows, cols);
         const int cell = row * cols + col;
         const float uc = u[cell], vc = v[cell];
-        // L(a) = window sum (zero outside the grid) - (in-grid cells of the window) * a:
-        // 9 inside, 6 on an edge, 4 in a corner.
-        const float window_cells = (3 - (row == 0) - (row == rows - 1)) * cols_in_window;
-        const float lu = above_u + here_u + below_u - window_cells * uc;
-        const float lv = above_v + here_v + below_v - window_cells * vc;
-        const float uvv = uc * vc * vc;
-        u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
-        v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);
+        const float in_grid = window_cells(row, col, rows, cols);
+        const float lu = above_u + here_u + below_u - in_grid * uc;
+        const float lv = above_v + here_v + below_v - in_grid * vc;
+        gray_scott_update(uc, vc, lu, lv, du, dv, feed, kill, dt, u_next + cell, v_next + cell);
         above_u = here_u, here_u = below_u;
         above_v = here_v, here_v = below_v;
     }
+}
+
+// gray_scott_step with the threads mapped the other way round: threadIdx.x runs along rows. The
+// 32 threads of a warp then read 32 addresses `cols` floats apart, one memory transaction each,
+// where gray_scott_step's warp reads 32 consecutive floats in one or two (coalesced).
+extern "C" __global__ void gray_scott_step_transposed(
+    const float* __restrict__ u, const float* __restrict__ v,
+    float* __restrict__ u_next, float* __restrict__ v_next,
+    int rows, int cols, float du, float dv, float feed, float kill, float dt)
+{
+    const int row = blockIdx.x * blockDim.x + threadIdx.x;
+    const int col = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row < rows && col < cols) {
+        gray_scott_cell(u, v, u_next, v_next, row, col, rows, cols, du, dv, feed, kill, dt);
+    }
+}
+
+// One step, one thread a cell, on blocks of TILE_COLS x TILE_ROWS threads. A block first copies its
+// tile of U and V with a one-cell halo into shared memory (zero outside the grid), waits for all
+// its threads, then sums each window there: a cell is read from global memory by the 1.3 blocks
+// (on average, for a 32 x 8 tile) whose tile or halo holds it, instead of by the 9 threads of
+// gray_scott_step; the 9 window reads a cell come from shared memory.
+#ifndef TILE_COLS
+#define TILE_COLS 32
+#endif
+#ifndef TILE_ROWS
+#define TILE_ROWS 8
+#endif
+
+extern "C" __global__ void gray_scott_tiled(
+    const float* __restrict__ u, const float* __restrict__ v,
+    float* __restrict__ u_next, float* __restrict__ v_next,
+    int rows, int cols, float du, float dv, float feed, float kill, float dt)
+{
+    __shared__ float tile_u[TILE_ROWS + 2][TILE_COLS + 2];
+    __shared__ float tile_v[TILE_ROWS + 2][TILE_COLS + 2];
+    // The grid cell of the tile's corner (halo included), then the tile loaded by all threads.
+    const int top = blockIdx.y * TILE_ROWS - 1, left = blockIdx.x * TILE_COLS - 1;
+    for (int k = threadIdx.y * TILE_COLS + threadIdx.x; k < (TILE_ROWS + 2) * (TILE_COLS + 2);
+         k += TILE_ROWS * TILE_COLS) {
+        const int r = k / (TILE_COLS + 2), c = k % (TILE_COLS + 2);
+        const int row = top + r, col = left + c;
+        const bool inside = row >= 0 && row < rows && col >= 0 && col < cols;
+        tile_u[r][c] = inside ? u[row * cols + col] : 0.0f;
+        tile_v[r][c] = inside ? v[row * cols + col] : 0.0f;
+    }
+    __syncthreads();
+    const int row = top + 1 + threadIdx.y, col = left + 1 + threadIdx.x;
+    if (row >= rows || col >= cols) return;
+    float sum_u = 0.0f, sum_v = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 3; ++r) {
+#pragma unroll
+        for (int c = 0; c < 3; ++c) {
+            sum_u += tile_u[threadIdx.y + r][threadIdx.x + c];
+            sum_v += tile_v[threadIdx.y + r][threadIdx.x + c];
+        }
+    }
+    const float uc = tile_u[threadIdx.y + 1][threadIdx.x + 1], vc = tile_v[threadIdx.y + 1][threadIdx.x + 1];
+    const float in_grid = window_cells(row, col, rows, cols);
+    const int cell = row * cols + col;
+    gray_scott_update(uc, vc, sum_u - in_grid * uc, sum_v - in_grid * vc, du, dv, feed, kill, dt,
+                      u_next + cell, v_next + cell);
+}
+
+// The stencil's nine weights (row by row) and the model's parameters in constant memory, set from
+// the host (CuPy: RawModule.get_global("step_constants")) before the launches. Every thread of a
+// warp reads the same address at the same time, which the constant cache serves to all 32 at once.
+struct StepConstants {
+    float weights[9];
+    float du, dv, feed, kill, dt;
+};
+__constant__ StepConstants step_constants;
+
+// One step, one thread a cell, as gray_scott_step, with any 3 x 3 stencil:
+// L(a) = sum over the window of w * (a[n] - a), neighbours outside the grid left out.
+extern "C" __global__ void gray_scott_step_constant(
+    const float* __restrict__ u, const float* __restrict__ v,
+    float* __restrict__ u_next, float* __restrict__ v_next, int rows, int cols)
+{
+    const int col = blockIdx.x * blockDim.x + threadIdx.x;
+    const int row = blockIdx.y * blockDim.y + threadIdx.y;
+    if (row >= rows || col >= cols) return;
+    const int cell = row * cols + col;
+    const float uc = u[cell], vc = v[cell];
+    float lu = 0.0f, lv = 0.0f;
+#pragma unroll
+    for (int dr = -1; dr <= 1; ++dr) {
+#pragma unroll
+        for (int dc = -1; dc <= 1; ++dc) {
+            if (row + dr >= 0 && row + dr < rows && col + dc >= 0 && col + dc < cols) {
+                const int neighbour = cell + dr * cols + dc;
+                const float w = step_constants.weights[(dr + 1) * 3 + dc + 1];
+                lu += w * (u[neighbour] - uc);
+                lv += w * (v[neighbour] - vc);
+            }
+        }
+    }
+    const StepConstants& p = step_constants;
+    gray_scott_update(uc, vc, lu, lv, p.du, p.dv, p.feed, p.kill, p.dt, u_next + cell, v_next + cell);
 }
