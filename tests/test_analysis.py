@@ -1,0 +1,302 @@
+"""Tutorial 4's reference implementations (gs_course.analysis) against plain NumPy written the long
+way, and its checkers (gs_course.analysis_check): each accepts the right answer and gives each
+typical wrong one its own hint. The kernels run on a GPU only (marked `gpu`)."""
+
+import h5py
+import numpy as np
+import pytest
+
+from gs_course import analysis, analysis_check, backends
+from gs_course.check import NotYet
+from gs_course.output import DATASET, FrameWriter
+from gs_course.parameters import Parameters
+
+CUPY = backends.probe("cupy")
+gpu_only = pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
+
+
+@pytest.fixture
+def images():
+    return analysis_check.batch(np.random.default_rng(1), images=6, grid=(37, 53), levels=64)
+
+
+# --- the reference implementations ------------------------------------------------------------------
+
+def test_mass_and_spot_mass_are_sums_over_each_image(images):
+    loop = [sum(float(x) for x in image.ravel()) for image in images]
+    np.testing.assert_allclose(analysis.mass(images), loop, rtol=1e-12)
+    spots = [sum(float(x) for x in image.ravel() if x > np.float32(analysis.SPOT_THRESHOLD)) for image in images]
+    np.testing.assert_allclose(analysis.spot_mass(images), spots, rtol=1e-12)
+
+
+def test_histograms_are_numpys_image_by_image_top_edge_included(images):
+    assert (images == 1.0).any()
+    want = np.stack([np.histogram(image, analysis.BINS, (0, 1))[0] for image in images])
+    np.testing.assert_array_equal(analysis.histograms(images), want)
+
+
+def test_bright_cells_are_argwhere_in_row_major_order(images):
+    image = images[2]
+    coordinates, values = analysis.bright_cells(image)
+    want = [(r, c) for r in range(image.shape[0]) for c in range(image.shape[1])
+            if image[r, c] > np.float32(analysis.SPOT_THRESHOLD)]
+    assert [tuple(x) for x in coordinates] == want
+    np.testing.assert_array_equal(values, [image[r, c] for r, c in want])
+    np.testing.assert_allclose(analysis.spot_fraction(images[2:3]), [len(want) / image.size])
+
+
+def test_deciles_are_numpys_lower_percentiles_and_ties_go_up(images):
+    edges, classes = analysis.deciles(images)
+    np.testing.assert_array_equal(edges, np.percentile(images, 100 * analysis.DECILES, method="lower"))
+    on_edge = images == edges[4]
+    assert on_edge.any() and (classes[on_edge] == 5).all()
+    assert classes.min() >= 0 and classes.max() <= 9
+    np.testing.assert_array_equal(classes, (images[..., None] >= edges).sum(axis=-1))
+
+
+def test_similarity_is_the_cosine_of_each_pair_and_windows_are_its_diagonal_blocks(images):
+    got = analysis.similarity(images)
+    flat = images.reshape(len(images), -1).astype(np.float64)
+    for i in range(len(images)):
+        for j in range(len(images)):
+            cosine = flat[i] @ flat[j] / np.linalg.norm(flat[i]) / np.linalg.norm(flat[j])
+            assert got[i, j] == pytest.approx(cosine, rel=1e-5)
+    windows = analysis.window_similarity(images, 3)
+    assert windows.shape == (2, 3, 3)
+    np.testing.assert_allclose(windows[1], got[3:6, 3:6], rtol=1e-5)
+
+
+def test_images_per_buffer_obeys_the_budget_and_the_free_memory():
+    frame = 1080 * 1920 * 4
+    assert analysis.images_per_buffer(frame, 140 * 10**9, 10**9) == 10**9 // (2 * frame)  # the budget
+    assert analysis.images_per_buffer(frame, 400 * 10**6) == 200 * 10**6 // (2 * frame)  # half the free memory
+    assert analysis.images_per_buffer(frame, 400 * 10**6, 10**9) == 200 * 10**6 // (2 * frame)
+    with pytest.raises(ValueError, match="cannot hold 2 buffers of one 8.3 MB image"):
+        analysis.images_per_buffer(frame, 10 * 10**6)
+    assert analysis.FULL.bytes > analysis.FULL.budget_bytes and analysis.SMALL.bytes > analysis.SMALL.budget_bytes
+
+
+def _run_file(path, frames):
+    with FrameWriter(path, len(frames), *frames.shape[1:], Parameters(), 3, deflate=None) as writer:
+        for frame in frames:
+            writer.write(frame)
+    return path
+
+
+def test_stream_hands_over_every_image_once_the_last_batch_short(tmp_path, images):
+    path = _run_file(tmp_path / "run.h5", images)
+    seen = []
+    batches = analysis.stream(path, 4, lambda start, batch: seen.append((start, analysis.array_module(batch).asnumpy(
+        batch) if CUPY.ok else batch.copy())))
+    assert batches == 2 and [start for start, _ in seen] == [0, 4] and len(seen[1][1]) == 2
+    np.testing.assert_array_equal(np.concatenate([b for _, b in seen]), images)
+    masses = analysis.stream_masses(path, 4)
+    np.testing.assert_allclose(masses.get() if CUPY.ok else masses, analysis.mass(images), rtol=1e-6)
+
+
+def test_write_run_writes_the_simulations_images(tmp_path):
+    size = analysis.RunSize(images=3, rows=21, cols=27, budget_bytes=10**4, pattern_images=2)
+    made = analysis.write_run(tmp_path / "run.h5", size, steps_per_image=5, backend="numpy")
+    with h5py.File(tmp_path / "run.h5") as f:
+        frames = f[DATASET][()]
+        assert f[DATASET].attrs["complete"] and f[DATASET].compression is None
+    sim = backends.create("numpy", Parameters(), 21, 27)
+    sim.advance(15)
+    np.testing.assert_array_equal(frames[2], sim.fetch_v())
+    assert made["backend"] == "numpy" and made["seconds"] > 0
+    np.testing.assert_array_equal(analysis.load_batch(tmp_path / "run.h5", 2), frames[1:])
+
+
+# --- the checkers on the host -------------------------------------------------------------------------
+
+def _right(name):
+    return getattr(analysis, name)
+
+
+@pytest.mark.parametrize("name", ["mass", "bright_cells", "deciles", "similarity"])
+def test_checkers_accept_the_reference(name, capsys):
+    getattr(analysis_check, name)(_right(name))
+    assert capsys.readouterr().out.startswith("\N{CHECK MARK}")
+
+
+def test_histograms_checker_accepts_the_reference_and_a_loop_of_numpy_histograms(capsys):
+    analysis_check.histograms(analysis.histograms)
+    analysis_check.histograms(lambda images, bins: np.stack([np.histogram(i, bins, (0, 1))[0] for i in images]))
+    assert capsys.readouterr().out.count("\N{CHECK MARK} histograms") == 2
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda images: images.sum(), "one number for the whole batch"),
+    (lambda images: images.sum(axis=0), "you summed over the images"),
+    (lambda images: images.sum(axis=1), "you summed over one axis of the image only"),
+    (lambda images: images.mean(axis=(1, 2)), "that is the mean V of each image"),
+    (lambda images: [image.sum() for image in images], "compute it in one call over the whole batch"),
+    (lambda images: images.max(axis=(1, 2)), "your mass is off at"),
+])
+def test_mass_checker_names_the_mistake(wrong, hint):
+    with pytest.raises(NotYet, match=hint):
+        analysis_check.mass(wrong)
+
+
+def _histograms_top_edge_dropped(images, bins):
+    index = (images * bins).astype(np.int64)  # 1.0 lands in bin `bins`, cut off by the reshape below
+    offsets = (np.arange(len(images)) * (bins + 1))[:, None, None]
+    return np.bincount((index + offsets).ravel(), minlength=len(images) * (bins + 1)).reshape(-1, bins + 1)[:, :bins]
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda images, bins: np.histogram(images, bins, (0, 1))[0], "one histogram for the whole batch"),
+    (lambda images, bins: np.histogram(images[0], bins, (0, 1)), r"\(counts, edges\)"),
+    (_histograms_top_edge_dropped, "the cells equal to 1 are missing"),
+    (lambda images, bins: np.stack([np.histogram(i, bins)[0] for i in images]), "each image got its own bins"),
+    (lambda images, bins: np.stack([np.histogram(i, bins, (0, 1), density=True)[0] for i in images]),
+     "not counts"),
+    (lambda images, bins: analysis.histograms(images, bins)[::-1], "your histograms is off at"),
+])
+def test_histograms_checker_names_the_mistake(wrong, hint):
+    with pytest.raises(NotYet, match=hint):
+        analysis_check.histograms(wrong)
+
+
+def _bright(image, threshold):
+    return analysis.bright_cells(image, threshold)
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda image, t: image > t, "return a pair"),
+    (lambda image, t: (image > t, image[image > t]), "the mask itself"),
+    (lambda image, t: (np.stack(np.nonzero(image > t)), image[image > t]), "one row per axis"),
+    (lambda image, t: (np.argwhere(image >= t), image[image >= t]), "not >="),
+    (lambda image, t: (_bright(image, t)[0][:, ::-1], _bright(image, t)[1]), r"\(col, row\)"),
+    (lambda image, t: (_bright(image, t)[0], np.sort(_bright(image, t)[1])), "index the image with the two"),
+])
+def test_bright_cells_checker_names_the_mistake(wrong, hint):
+    with pytest.raises(NotYet, match=hint):
+        analysis_check.bright_cells(wrong)
+
+
+def _deciles_with(edges_of, side="right"):
+    def deciles(images):
+        edges = edges_of(images)
+        return edges, np.searchsorted(edges, images, side=side)
+    return deciles
+
+
+def _sorted_at(index_of):
+    def edges(images):
+        ordered = np.sort(images.ravel())
+        return ordered[index_of(ordered.size)]
+    return edges
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_deciles_with(lambda images: np.percentile(images, 100 * analysis.DECILES).astype(np.float32)),
+     "interpolated"),
+    (_deciles_with(_sorted_at(lambda n: (analysis.DECILES * n).astype(int))), "one too far"),
+    (_deciles_with(lambda images: images.ravel()[np.floor(analysis.DECILES * (images.size - 1)).astype(int)]),
+     "sort them first"),
+    (lambda images: (np.stack([analysis.percentiles(i, analysis.DECILES) for i in images]),
+                     analysis.deciles(images)[1]), "deciles per image"),
+    (_deciles_with(lambda images: analysis.deciles(images)[0], side="left"), "side='right'"),
+    (lambda images: analysis.deciles(images)[0], "return a pair"),
+])
+def test_deciles_checker_names_the_mistake(wrong, hint):
+    with pytest.raises(NotYet, match=hint):
+        analysis_check.deciles(wrong)
+
+
+def _gram(images):
+    rows = images.reshape(len(images), -1)
+    return rows @ rows.T
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_gram, "that is the Gram matrix"),
+    (lambda images: _gram(images) / np.sqrt(np.diag(_gram(images)))[:, None], "one image's norm only"),
+    (lambda images: images.reshape(len(images), -1).T @ images.reshape(len(images), -1), "compares cells"),
+    (lambda images: analysis.similarity(images)[1:], "has shape"),
+])
+def test_similarity_checker_names_the_mistake(wrong, hint):
+    with pytest.raises(NotYet, match=hint):
+        analysis_check.similarity(wrong)
+
+
+def test_checkers_refuse_an_answer_left_on_the_host_when_a_device_is_expected():
+    import jax
+    import jax.numpy as jnp
+
+    with pytest.raises(NotYet, match="went back to the host"):
+        analysis_check.mass(lambda images: np.asarray(images).sum(axis=(1, 2)), device_type=jax.Array,
+                            to_device=jnp.asarray)
+    analysis_check.mass(lambda images: images.sum(axis=(1, 2)), device_type=jax.Array, to_device=jnp.asarray)
+
+
+def test_kernel_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
+    if CUPY.ok:
+        pytest.skip("a GPU is here: the checkers check")
+    assert analysis_check.spot_mass_kernel(**analysis.SPOT_MASS) is None
+    assert analysis_check.histogram_kernel(analysis.PRIVATISED) is None
+    assert analysis_check.bitonic_step(analysis.BITONIC_BODY) is None
+    out = capsys.readouterr().out
+    for what in ("your ReductionKernel", "your histogram kernel", "your bitonic sort kernel"):
+        assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
+
+
+# --- on a GPU ------------------------------------------------------------------------------------------
+
+@pytest.mark.gpu
+@gpu_only
+def test_kernels_match_the_references_on_the_gpu():
+    import cupy
+
+    images = analysis_check.batch(np.random.default_rng(2), images=4, grid=(301, 419))
+    on_gpu = cupy.asarray(images)
+    want = analysis.histograms(images)
+    for body in (analysis.GLOBAL_ATOMICS, analysis.PRIVATISED):
+        got = analysis.launch_histograms(analysis.histogram_kernel(cupy, body), on_gpu).get()
+        np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(analysis.histograms(on_gpu).get(), want)
+    kernel = analysis.spot_mass_kernel(cupy, **analysis.SPOT_MASS)
+    np.testing.assert_allclose(kernel(on_gpu, np.float32(analysis.SPOT_THRESHOLD), axis=(1, 2)).get(),
+                               analysis.spot_mass(images), rtol=1e-9)
+    bitonic = analysis.bitonic_kernel(cupy, analysis.BITONIC_BODY)
+    for size in (1, 2, 3, 255, 256, 257, 100_003):
+        values = cupy.random.random(size, dtype=np.float32)
+        np.testing.assert_array_equal(analysis.bitonic_sort(bitonic, values).get(), cupy.sort(values).get())
+
+
+@pytest.mark.gpu
+@gpu_only
+@pytest.mark.parametrize("route", analysis.ROUTES)
+def test_every_route_streams_the_same_masses(route, tmp_path):
+    frames = analysis_check.batch(np.random.default_rng(3), images=11, grid=(65, 97))
+    path = _run_file(tmp_path / "run.h5", frames)
+    np.testing.assert_allclose(analysis.stream_masses(path, 3, route).get(), analysis.mass(frames), rtol=1e-6)
+
+
+@pytest.mark.gpu
+@gpu_only
+def test_gpu_checkers_accept_the_solutions_and_name_the_mistakes(capsys):
+    assert analysis_check.spot_mass_kernel(**analysis.SPOT_MASS) is not None
+    assert analysis_check.histogram_kernel(analysis.PRIVATISED) is not None
+    assert analysis_check.bitonic_step(analysis.BITONIC_BODY) is not None
+    assert capsys.readouterr().out.count("\N{CHECK MARK}") == 3
+    spot = analysis.SPOT_MASS
+    for wrong, hint in [({**spot, "map_expr": "v"}, "the mass of every cell"),
+                        ({**spot, "map_expr": "v >= threshold ? v : 0.0"}, "not >="),
+                        ({**spot, "reduce_expr": "max(a, b)"}, "that is the largest value"),
+                        ({**spot, "identity": "1"}, "the identity starts every thread's"),
+                        ({**spot, "map_expr": "v > threshold ? v : 0.0 +"}, "does not compile")]:
+        with pytest.raises(NotYet, match=hint):
+            analysis_check.spot_mass_kernel(**wrong)
+    for wrong, hint in [(analysis.GLOBAL_ATOMICS, "that is the first kernel"),
+                        (analysis.PRIVATISED.replace("block_counts[b] = 0;", ";"), "more counts than cells"),
+                        (analysis.PRIVATISED.replace("atomicAdd(&block_counts[bin], 1u)", "block_counts[bin] += 1"),
+                         "increments were lost"),
+                        (analysis.PRIVATISED.replace("min((int)(image[i] * bins), bins - 1)", "0"), "in the wrong bins")]:
+        with pytest.raises(NotYet, match=hint):
+            analysis_check.histogram_kernel(wrong)
+    for wrong, hint in [(analysis.BITONIC_BODY.replace("partner > i", "true"), "lost or duplicated"),
+                        (analysis.BITONIC_BODY.replace("(i & k) == 0", "(i & k) != 0"), "descending order")]:
+        with pytest.raises(NotYet, match=hint):
+            analysis_check.bitonic_step(wrong)
