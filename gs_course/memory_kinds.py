@@ -24,17 +24,16 @@ from __future__ import annotations
 
 import ctypes
 import dataclasses
-import datetime
-import statistics
 import time
 from pathlib import Path
 
 import numpy as np
 
-from . import results as result_files
-from .transfer import MIB, NoGPU, machine
+from .measure import Samples, describe, provenance, write
+from .measure import load as load_result
+from .transfer import MIB, NoGPU
 
-SCHEMA = 1
+KIND, SCHEMA = "memory-kinds", 1
 KINDS = ("pageable", "pinned", "managed", "mapped")
 #: The rows of `measure`: (label, kind, whether `to_device`/`to_host` are called). Managed memory
 #: is timed twice: its pages moving on demand, and prefetched.
@@ -130,16 +129,16 @@ def allocate(kind: str, shape: tuple[int, ...], dtype=np.float32) -> Buffer:
                   cupy.ndarray(shape, dtype, memptr=cupy.cuda.MemoryPointer(on_device, 0)), memory)
 
 
-def _median_s(prepare, run, repeats: int) -> float:
-    """Median seconds of `run()`, each after an untimed `prepare()`; a first, warm-up run (kernel
-    compilation, the pages' first touch) is left out."""
-    times = []
+def _samples(prepare, run, repeats: int) -> Samples:
+    """`repeats` timings of `run()`, each after an untimed `prepare()`; a first, warm-up run (kernel
+    compilation, the pages' first touch) is timed apart."""
+    seconds = []
     for _ in range(repeats + 1):
         prepare()
         start = time.perf_counter()
         run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times[1:])
+        seconds.append(time.perf_counter() - start)
+    return Samples.of(seconds[1:], compile_s=seconds[0])
 
 
 def _time_row(kind: str, sync_calls: bool, count: int, repeats: int) -> dict:
@@ -177,45 +176,44 @@ def _time_row(kind: str, sync_calls: bool, count: int, repeats: int) -> dict:
             buffer.to_host(stream)
         check(float(buffer.host.sum(dtype=np.float64)), "the host's read")
 
-    timings = (_median_s(host_writes, updated_then_gpu_reads, repeats), _median_s(lambda: None, gpu_reads, repeats),
-               _median_s(gpu_writes, host_reads, repeats))
-    return dict(zip(KEYS, timings))
+    timings = (_samples(host_writes, updated_then_gpu_reads, repeats), _samples(lambda: None, gpu_reads, repeats),
+               _samples(gpu_writes, host_reads, repeats))
+    return {key: samples.as_dict() for key, samples in zip(KEYS, timings)}
 
 
 def measure(nbytes: int = 64 * MIB, repeats: int = 5) -> dict:
-    """Time every row of ROWS on an array of `nbytes` (float32) on GPU 0: a few seconds."""
+    """Time every row of ROWS on an array of `nbytes` (float32) on GPU 0, in seconds, with the
+    provenance of gs_course.measure: what `save` writes and `table` prints."""
     from .backends import probe
 
     found = probe("cupy")
     if not found.ok:
         raise NoGPU(f"no GPU to measure: {found.reason}")
     count = nbytes // 4
-    return {
-        "schema": SCHEMA,
-        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
-        "bytes": count * 4,
-        "repeats": repeats,
-        "rows": [{"label": label, "kind": kind, **_time_row(kind, sync_calls, count, repeats)}
-                 for label, kind, sync_calls in ROWS],
-    }
+    rows = [{"label": label, "kind": kind, **_time_row(kind, sync_calls, count, repeats)}
+            for label, kind, sync_calls in ROWS]
+    return {"provenance": provenance(), "bytes": count * 4, "repeats": repeats, "rows": rows}
+
+
+def save(results: dict, path: str | Path) -> Path:
+    """`results` of `measure` as a result file of gs_course.measure (kind, schema, provenance)."""
+    payload = {key: value for key, value in results.items() if key not in ("kind", "schema", "provenance")}
+    return write(KIND, payload, path, schema=SCHEMA, prov=results["provenance"])
 
 
 def load(path: str | Path) -> dict:
-    """A memory-kinds results file, read back after checking its schema."""
-    return result_files.load(path, "memory-kinds", SCHEMA)
-
-
-save = result_files.save
+    """A memory-kinds result file, read back after checking its kind and schema."""
+    return load_result(path, KIND, SCHEMA)
 
 
 def table(results: dict) -> str:
-    """The measurements as text: milliseconds and GB/s (bytes of the array over the time)."""
+    """The medians as text: milliseconds and GB/s (bytes of the array over the time)."""
     nbytes = results["bytes"]
     lines = [f"{nbytes / MIB:g} MiB of float32 between host and GPU, by kind of host memory "
-             f"(median of {results['repeats']}; {results['machine']['gpu']}, {results['recorded']})",
+             f"(median of {results['repeats']}; {describe(results['provenance'])})",
              f"{'':26}" + "".join(f"{column:>26}" for column in COLUMNS)]
     for row in results["rows"]:
-        cells = "".join(f"{row[key] * 1e3:>12.2f} ms {nbytes / row[key] / 1e9:>7.1f} GB/s" for key in KEYS)
+        medians = [row[key]["median_s"] for key in KEYS]
+        cells = "".join(f"{s * 1e3:>12.2f} ms {nbytes / s / 1e9:>7.1f} GB/s" for s in medians)
         lines.append(f"{row['label']:26}{cells}")
     return "\n".join(lines)

@@ -6,7 +6,7 @@ import json
 import numpy as np
 import pytest
 
-from gs_course import backends, memory_kinds
+from gs_course import backends, measure, memory_kinds
 from gs_course.transfer import MIB, NoGPU
 
 CUPY = backends.probe("cupy")
@@ -25,26 +25,31 @@ def test_measuring_without_a_gpu_says_so():
 
 
 def _results(seconds: dict) -> dict:
-    rows = [{"label": label, "kind": kind, **dict(zip(memory_kinds.KEYS, seconds[label]))}
+    rows = [{"label": label, "kind": kind,
+             **{key: measure.Samples.of([s, 2 * s]).as_dict() for key, s in zip(memory_kinds.KEYS, seconds[label])}}
             for label, kind, _ in memory_kinds.ROWS]
-    return {"schema": memory_kinds.SCHEMA, "recorded": "2026-11-30 10:00 UTC", "machine": {"gpu": "Some GPU"},
-            "bytes": 64 * MIB, "repeats": 5, "rows": rows}
+    provenance = {**measure.provenance(), "gpu": "Some GPU", "driver": "1.2", "commit": "abc1234",
+                  "date": "2026-11-30 10:00 UTC"}
+    return {"provenance": provenance, "bytes": 64 * MIB, "repeats": 2, "rows": rows}
 
 
 def test_table_gives_milliseconds_and_bandwidth_for_each_row_and_column(tmp_path):
+    # medians of (s, 2 s): 1.5 s
     seconds = {label: (0.01 * (i + 1), 0.001, 0.02) for i, (label, _, _) in enumerate(memory_kinds.ROWS)}
     text = memory_kinds.table(_results(seconds))
     lines = text.splitlines()
-    assert lines[0].startswith("64 MiB of float32") and "median of 5; Some GPU, 2026-11-30 10:00 UTC" in lines[0]
+    assert lines[0].startswith("64 MiB of float32")
+    assert "median of 2; Some GPU (driver 1.2), commit abc1234, 2026-11-30 10:00 UTC" in lines[0]
     assert all(column in lines[1] for column in memory_kinds.COLUMNS)
     assert len(lines) == 2 + len(memory_kinds.ROWS)
     pinned = next(line for line in lines if line.startswith("pinned "))
-    # 64 MiB in 20 ms is 3.4 GB/s; in 1 ms, 67.1 GB/s
-    assert pinned.split()[1:] == ["20.00", "ms", "3.4", "GB/s", "1.00", "ms", "67.1", "GB/s", "20.00", "ms", "3.4", "GB/s"]
+    # 64 MiB in 30 ms is 2.2 GB/s; in 1.5 ms, 44.7 GB/s
+    assert pinned.split()[1:] == ["30.00", "ms", "2.2", "GB/s", "1.50", "ms", "44.7", "GB/s", "30.00", "ms", "2.2", "GB/s"]
     path = memory_kinds.save(_results(seconds), tmp_path / "kinds.json")
-    assert memory_kinds.load(path)["rows"][1]["label"] == "pinned"
-    path.write_text(json.dumps({"schema": 99}))
-    with pytest.raises(ValueError, match="not a gs-course memory-kinds result"):
+    again = memory_kinds.load(path)
+    assert again["kind"] == "memory-kinds" and memory_kinds.table(again) == text
+    path.write_text(json.dumps({"kind": "transfer", "schema": 1}))
+    with pytest.raises(measure.ResultError, match="not a memory-kinds result"):
         memory_kinds.load(path)
 
 
