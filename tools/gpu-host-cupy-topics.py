@@ -3,14 +3,13 @@ variants of gs_course's CuPy backend (block shapes, threads across rows, a share
 __constant__ memory, the strip kernel) on the school's grid, and the four kinds of host memory
 (gs_course.memory_kinds) for one image and for 256 MiB.
 
-    COMMIT=<hash> python3 tools/gpu-host-cupy-topics.py          # about a minute
+    COMMIT=<hash> PYTHONPATH=$PWD python3 tools/gpu-host-cupy-topics.py    # about a minute
 
 Writes $OUT/cupy-topics.txt (both tables) and $OUT/memory-kinds-<bytes>.json (the raw timings,
 which memory_kinds.load reads back), for results/. Each variant is checked against the float64
 reference before it is timed.
 """
 
-import datetime
 import os
 import sys
 from pathlib import Path
@@ -19,9 +18,10 @@ import numpy as np
 
 from gs_course import memory_kinds
 from gs_course.backends import cupy_backend as cb
+from gs_course.measure import FULL, header, provenance
 from gs_course.model import PARITY_ATOL, initial_state, reference_run
 from gs_course.parameters import Parameters
-from gs_course.transfer import FRAME_SHAPE, MIB, machine
+from gs_course.transfer import MIB
 
 CHECK = Parameters(feed=0.03, kill=0.06, dt=0.7)
 
@@ -44,16 +44,14 @@ def check(launch, rows: int = 67, cols: int = 91, steps: int = 60) -> float:
 def main() -> None:
     out = Path(os.environ.get("OUT", "gpu-results"))
     out.mkdir(parents=True, exist_ok=True)
-    lines = ["# CuPy tutorial: kernel variants and host memory kinds on the GPU test host",
-             f"date: {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}",
-             f"commit: {os.environ.get('COMMIT', 'unknown')}", f"machine: {machine()}", "",
-             f"## One step on {FRAME_SHAPE[0]} x {FRAME_SHAPE[1]}, 32 launches as a CUDA graph (CUDA events, median of 10)"]
+    lines = [header(provenance(), "CuPy tutorial: kernel variants and host memory kinds"),
+             f"## One step on {FULL.rows} x {FULL.cols}, 32 launches as a CUDA graph (CUDA events, median of 10)"]
     for name, launch in cb.VARIANTS.items():
         error = check(launch)
-        us = cb.step_time_us(launch, Parameters(), *FRAME_SHAPE)
+        us = cb.step_time_us(launch, Parameters(), FULL.rows, FULL.cols)
         lines.append(f"{name:<46} {us:7.2f} us a step   (error {error:.1e})")
         print(lines[-1], file=sys.stderr, flush=True)
-    for nbytes in (FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4, 256 * MIB):
+    for nbytes in (FULL.rows * FULL.cols * 4, 256 * MIB):
         results = memory_kinds.measure(nbytes)
         memory_kinds.save(results, out / f"memory-kinds-{nbytes}.json")
         lines += ["", memory_kinds.table(results)]
