@@ -18,20 +18,15 @@ from gs_course.cli import main
 from gs_course.devices import GPU_LEGATE_CONFIG
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import apptainer_as_dockerfile  # noqa: E402  (a tool, not part of the package)
+
 EXTRAS = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"])
 DOCKERFILE = (ROOT / "Dockerfile").read_text()
 APPTAINER = (ROOT / "apptainer.def").read_text()
 
 
-def _sections(definition: str) -> tuple[dict, dict]:
-    """(header keys, %section -> body) of an Apptainer definition file."""
-    header_text, *parts = re.split(r"^%(\w+)[ \t]*$", definition, flags=re.M)
-    header = dict(line.split(":", 1) for line in header_text.strip().splitlines() if line.strip())
-    header = {k.strip(): v.strip() for k, v in header.items()}
-    return header, {name: body.strip() for name, body in zip(parts[::2], parts[1::2])}
-
-
-HEADER, SECTIONS = _sections(APPTAINER)
+HEADER, SECTIONS = apptainer_as_dockerfile.sections(APPTAINER)
 
 
 @pytest.mark.parametrize("name, extras", [("environment.yml", {"cuda12", "lab"}),
@@ -54,7 +49,8 @@ def test_the_recipes_name_no_dependency_of_their_own():
 
 
 def test_docker_and_apptainer_share_base_and_shared_gpu_settings():
-    (base,) = re.findall(r"^FROM (\S+)$", DOCKERFILE, re.M)
+    (base,) = re.findall(r"^ARG BASE=(\S+)$", DOCKERFILE, re.M)
+    assert re.findall(r"^FROM (\S+)$", DOCKERFILE, re.M) == ["${BASE}"], "the base is a build argument"
     assert HEADER == {"Bootstrap": "docker", "From": base}
     assert re.fullmatch(r"ubuntu:noble-\d{8}", base), "the base is pinned by its date tag"
     for recipe in (DOCKERFILE, SECTIONS["environment"]):
@@ -149,3 +145,32 @@ def test_install_script_installs_a_working_course(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert handed.returncode == 0, handed.stderr
     assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+
+
+def test_apptainer_definition_as_a_dockerfile_keeps_every_section_byte_for_byte():
+    """tools/container-test.sh builds apptainer.def through this conversion: what it writes into the
+    image must be the definition's own sections, and its entry point the runscript, in the
+    definition's environment."""
+    import base64
+
+    dockerfile = apptainer_as_dockerfile.dockerfile(APPTAINER)
+    assert dockerfile.splitlines()[:2] == [f"ARG BASE={HEADER['From']}", "FROM ${BASE}"]
+    written = {path: base64.b64decode(encoded).decode() for encoded, path in
+               re.findall(r"^RUN mkdir -p \S+ && echo (\S+) \| base64 -d > (\S+)$", dockerfile, re.M)}
+    assert written["/.singularity.d/post.sh"] == SECTIONS["post"] + "\n"
+    assert written["/.singularity.d/env/90-environment.sh"] == SECTIONS["environment"] + "\n"
+    assert written["/.singularity.d/runscript"] == "#!/bin/sh\n" + SECTIONS["runscript"] + "\n"
+    assert written["/.singularity.d/test"] == "#!/bin/sh -e\n" + SECTIONS["test"] + "\n"
+    assert "COPY . /opt/gs-course" in dockerfile and "RUN /bin/sh -e /.singularity.d/post.sh" in dockerfile
+    assert dockerfile.rstrip().endswith('ENTRYPOINT ["/.singularity.d/actions/exec", "/.singularity.d/runscript"]')
+
+
+def test_dockerfile_installs_the_dependencies_before_copying_the_course():
+    """A change to a notebook must not reinstall the CUDA wheels: their layer is built from
+    pyproject.toml and the install script alone, before the rest of the course is copied."""
+    steps = [line for line in DOCKERFILE.replace("\\\n", " ").splitlines() if re.match(r"^(COPY|RUN) ", line)]
+    dependencies = next(i for i, s in enumerate(steps) if "install.sh" in s and s.rstrip().endswith("dependencies"))
+    copy_all = steps.index("COPY . /opt/gs-course")
+    assert dependencies < copy_all
+    assert all(s.split()[1] in ("pyproject.toml", "deploy/install.sh") for s in steps[:dependencies] if s.startswith("COPY"))
+    assert "install.sh /opt/gs-course/venv cuda12,lab,test package" in steps[copy_all + 1]

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Build the course's two container recipes for real and run them as a site would, with podman
+# (as root, on a Debian machine; no Docker daemon or Apptainer needed). Public registries need not be
+# reachable: the base is a Debian 12 image made here by mmdebstrap (Python 3.11), given to both
+# recipes as their BASE build argument.
+#
+#   tools/container-test.sh          # about 20 to 40 minutes; writes results/cpu-dev/container-test.md
+#
+# 1. Dockerfile: build (time, size; a second build after touching a notebook, to show the CUDA wheels'
+#    layer is reused), then as the image's student user: gs-course doctor, the solved notebooks at
+#    small size through nbval, JupyterLab from the image's own command answering with its token, and
+#    the JupyterHub kernels (gs-course kernels) started inside the image through podman standing in
+#    for `apptainer exec`.
+# 2. apptainer.def, turned into a Dockerfile by tools/apptainer_as_dockerfile.py: its %post builds it,
+#    its %test runs (doctor, nbval), its %runscript starts JupyterLab on a read-only image with the
+#    notebooks handed out into the user's home.
+# Every container and image it made is removed at the end, whatever happened.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+result=${OUT:-$root/results/cpu-dev}/container-test.md
+work=$(mktemp -d /tmp/gs-course-containers.XXXXXX)
+docker_image=localhost/gs-course-test:docker
+apptainer_image=localhost/gs-course-test:apptainer
+base=localhost/gs-course-test-base:bookworm
+token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
+port=8888 # the images' own command serves on 8888
+
+for tool in podman runc mmdebstrap curl; do
+  command -v "$tool" >/dev/null || { apt-get update -qq && apt-get install -y -qq podman runc mmdebstrap curl >/dev/null; break; }
+done
+# What this machine needs of podman: runc (crun refuses hybrid cgroups), cgroupfs, no default ulimits.
+printf '[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = "cgroupfs"\n' >"$work/containers.conf"
+export CONTAINERS_CONF=$work/containers.conf
+podman=(podman --runtime runc)
+build=("${podman[@]}" build --format docker --network host --build-arg "BASE=$base")
+# pip inside the build trusts what pip trusts here (a machine whose package index needs its own CA).
+cert=$(python3 -m pip config get global.cert 2>/dev/null || true)
+if [[ -n $cert && -f $cert ]]; then
+  printf '[global]\ncert = /etc/ssl/certs/host-ca.crt\n' >"$work/pip.conf"
+  build+=(-v "$cert:/etc/ssl/certs/host-ca.crt:ro" -v "$work/pip.conf:/etc/pip.conf:ro")
+fi
+
+cleanup() {
+  "${podman[@]}" rm -f -a >/dev/null 2>&1 || true
+  "${podman[@]}" rmi -f "$docker_image" "$apptainer_image" "$base" >/dev/null 2>&1 || true
+  "${podman[@]}" system prune -f >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+report=()
+failed=0
+say() { printf '%s\n' "$*"; report+=("$*"); }
+check() { # check NAME COMMAND...: runs it, keeps its last lines, records pass or FAIL
+  local name=$1 start=$SECONDS
+  shift
+  if "$@" >"$work/step.log" 2>&1; then
+    say "- **pass** $name ($((SECONDS - start)) s)"
+  else
+    failed=1
+    say "- **FAIL** $name ($((SECONDS - start)) s)"
+  fi
+  report+=('  ```' "$(tail -n 6 "$work/step.log" | sed 's/^/  /')" '  ```')
+}
+image_size() { "${podman[@]}" image inspect --format '{{.Size}}' "$1" | awk '{printf "%.2f GB", $1 / 1e9}'; }
+
+wait_for_lab() { # wait_for_lab CONTAINER: JupyterLab answers with the token, refuses without it
+  local i
+  for i in $(seq 120); do
+    if curl -fsS "http://127.0.0.1:$port/api/status?token=$token" >"$work/status.json" 2>/dev/null; then
+      echo "answered after ${i} s: $(cat "$work/status.json")"
+      local anonymous
+      anonymous=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/api/contents")
+      echo "without the token: HTTP $anonymous"
+      [[ $anonymous == 403 ]]
+      return
+    fi
+    "${podman[@]}" container exists "$1" || { echo "the container stopped"; "${podman[@]}" logs "$1" | tail -n 20; return 1; }
+    sleep 1
+  done
+  echo "no answer on port $port after 120 s"
+  "${podman[@]}" logs "$1" | tail -n 20
+  return 1
+}
+
+lab_from_the_images_command() {
+  "${podman[@]}" run -d --name lab --network host -e "JUPYTER_TOKEN=$token" "$docker_image"
+  wait_for_lab lab
+}
+
+# gs-course kernels writes kernel specs whose argv is `apptainer exec --nv --cleanenv IMAGE python -m
+# ipykernel_launcher -f CONNECTION`, with the settings as APPTAINERENV_*: this stand-in runs exactly
+# that through podman (the connection file's folder mounted, APPTAINERENV_X passed as X).
+kernel_through_podman() {
+  cat >"$work/apptainer" <<EOF
+#!/usr/bin/env bash
+set -euo pipefail
+[[ \$1 == exec ]] || { echo "stand-in: only exec" >&2; exit 2; }
+shift
+while [[ \$1 == --* ]]; do shift; done   # --nv, --cleanenv: nothing to do without a GPU
+image=\$1; shift
+connection=\${@: -1}
+envs=()
+while IFS='=' read -r name value; do envs+=(-e "\${name#APPTAINERENV_}=\$value"); done < <(env | grep '^APPTAINERENV_' || true)
+exec ${podman[*]} run --rm --network host --user "\$(id -u):\$(id -g)" -v "\$(dirname "\$connection"):\$(dirname "\$connection")" "\${envs[@]}" "\$image" "\$@"
+EOF
+  chmod +x "$work/apptainer"
+  # The spec names the image file as given; a file named like the podman image lets the stand-in
+  # pass that name on to podman.
+  mkdir -p "$work/jupyter" "$work/kernels/localhost"
+  touch "$work/kernels/$docker_image"
+  (cd "$work/kernels" && JUPYTER_DATA_DIR=$work/jupyter "$root/.venv/bin/python" - "$docker_image" "$work/apptainer") <<'PY'
+import sys
+from jupyter_client.manager import KernelManager
+from gs_course.cli import main
+
+image, apptainer = sys.argv[1], sys.argv[2]
+assert main(["kernels", "--image", image, "--apptainer", apptainer]) == 0
+for name in ("gs-course", "gs-course-legate"):
+    manager = KernelManager(kernel_name=name)
+    manager.start_kernel()
+    client = manager.client()
+    client.start_channels()
+    client.wait_for_ready(timeout=180)
+    reply = client.execute_interactive(
+        "import os, sys, gs_course; print(sys.executable, os.environ['LEGATE_CONFIG'], os.environ.get('JAX_PLATFORMS'))",
+        timeout=120,
+        output_hook=lambda msg: print(name, msg["content"].get("text", "").strip()) if msg["msg_type"] == "stream" else None)
+    client.stop_channels()
+    manager.shutdown_kernel(now=True)
+    assert reply["content"]["status"] == "ok", reply["content"]
+    print(name, "kernel started in the image and ran a cell")
+PY
+}
+
+say "# The container images, built and run with podman"
+say ""
+say "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
+say "- machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB, $(. /etc/os-release && echo "$PRETTY_NAME"), $(podman --version), runc; no GPU"
+say "- base: Debian 12 (bookworm, Python 3.11) made by \`mmdebstrap --variant=minbase\`, given as BASE to both recipes"
+say "- command: tools/container-test.sh"
+say ""
+
+start=$SECONDS
+mmdebstrap --variant=minbase bookworm "$work/base.tar" >"$work/mmdebstrap.log" 2>&1
+"${podman[@]}" import "$work/base.tar" "$base" >/dev/null
+rm -f "$work/base.tar"
+say "## Dockerfile"
+say "- base made in $((SECONDS - start)) s"
+
+start=$SECONDS
+check "docker build" "${build[@]}" -t "$docker_image" .
+say "- built in $((SECONDS - start)) s; image $(image_size "$docker_image")"
+# A notebook changes: the dependencies' layer (the CUDA wheels) must come from the cache.
+cp notebooks/README.md "$work/README.md.orig"
+echo "" >>notebooks/README.md
+start=$SECONDS
+"${build[@]}" -t "$docker_image" . >"$work/rebuild.log" 2>&1 || failed=1
+cp "$work/README.md.orig" notebooks/README.md
+cached=$(grep -A1 'install.sh /opt/gs-course/venv cuda12,lab,test dependencies' "$work/rebuild.log" | grep -c 'Using cache' || true)
+say "- rebuilt after a notebook changed in $((SECONDS - start)) s; the dependencies' layer $([[ $cached -ge 1 ]] && echo 'came from the cache' || echo 'was REBUILT')"
+[[ $cached -ge 1 ]] || failed=1
+
+check "gs-course doctor as the student user" "${podman[@]}" run --rm "$docker_image" bash -c 'id -un && gs-course doctor'
+check "the solved notebooks at small size through nbval, as the student user" \
+  "${podman[@]}" run --rm -e GS_COURSE_SIZE=small -w /opt/gs-course "$docker_image" \
+  python -m pytest -q -p no:cacheprovider solutions
+check "JupyterLab from the image's own command, on port $port, with its token" lab_from_the_images_command
+"${podman[@]}" rm -f lab >/dev/null 2>&1 || true
+check "the JupyterHub kernels (gs-course kernels) started in the image through podman as apptainer exec" kernel_through_podman
+
+say ""
+say "## apptainer.def (through tools/apptainer_as_dockerfile.py)"
+python3 tools/apptainer_as_dockerfile.py apptainer.def >"$work/Dockerfile.apptainer"
+start=$SECONDS
+check "build: %files and %post" "${build[@]}" -f "$work/Dockerfile.apptainer" -t "$apptainer_image" .
+say "- built in $((SECONDS - start)) s; image $(image_size "$apptainer_image")"
+mkdir -p "$work/home" && chown 1000:1000 "$work/home"
+as_user=(--user 1000:1000 -v "$work/home:/home/student" -e HOME=/home/student --read-only)
+check "%test (gs-course doctor, then the solved notebooks at small size), read-only image" \
+  "${podman[@]}" run --rm "${as_user[@]}" --entrypoint /.singularity.d/actions/exec "$apptainer_image" /bin/sh -e /.singularity.d/test
+lab_from_the_runscript() {
+  "${podman[@]}" run -d --name lab --network host "${as_user[@]}" -e "JUPYTER_TOKEN=$token" "$apptainer_image"
+  wait_for_lab lab
+  ls "$work/home/gs-course-notebooks"
+  ls "$work/home/gs-course-notebooks" | grep -q '1_Python_GPU_JAX.ipynb'
+}
+check "%runscript: notebooks handed out into \$HOME, JupyterLab on port $port with its token, read-only image" lab_from_the_runscript
+"${podman[@]}" rm -f lab >/dev/null 2>&1 || true
+
+say ""
+say "Not shown here (no Apptainer, no GPU): \`--nv\`, Apptainer's own --cleanenv and APPTAINERENV_* handling, a GPU inside either image."
+mkdir -p "$(dirname "$result")"
+printf '%s\n' "${report[@]}" >"$result"
+echo "wrote $result"
+exit "$failed"
