@@ -32,7 +32,8 @@ _INSTALL_HINT = {
 }
 _LOAD_HINT = {
     "cupynumeric": "Legate needs libcuda.so.1, which an NVIDIA driver provides; without a GPU, "
-    "put Debian's libcuda1 on LD_LIBRARY_PATH (README: 'cuPyNumeric without a GPU')",
+    "run through the course's script (./course run gs-course ...), which puts Debian's libcuda1 on "
+    "LD_LIBRARY_PATH (README: 'cuPyNumeric without a GPU')",
     "cupy": "check the NVIDIA driver and that the cupy-cuda1Nx wheel matches its CUDA version",
     "jax": "reinstall jax and jaxlib at the same version",
     "numpy": "reinstall numpy",
