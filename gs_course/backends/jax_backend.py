@@ -188,3 +188,5 @@ FORMULATIONS = {cls.formulation: cls for cls in (JaxConv, JaxSlices, JaxUnrolled
 # Unrolling (which `stacked` does too) pays on a GPU; XLA's CPU backend compiles the unrolled loop
 # into far slower code (measured: 100 times slower on a 270 x 480 grid).
 DEFAULT_FORMULATION = FASTEST = "stacked" if ON_GPU else "slices"
+
+from . import jax_sharded  # noqa: E402, F401  (adds the formulations on several devices)

@@ -1,0 +1,161 @@
+"""JAX on several devices: the grid split in bands of rows, one band per device.
+
+Two formulations of the same stacked step (`jax_backend.stacked_step`):
+
+- `sharded-auto` only places U and V in row bands (`NamedSharding`) and leaves the rest to XLA,
+  which works out by itself what each device needs from the others;
+- `sharded` runs the whole time loop inside `jax.shard_map`: each device steps its own band and
+  exchanges one row with each neighbour per step (`lax.ppermute`), the halo the 3 x 3 window needs.
+
+The halo only adds its part of the window sum to the band's first and last rows: each device
+steps its whole band as if there were zeros beyond it, which needs nothing from the others and so
+runs while the halo rows travel, then adds the halo's diffusion to those two rows. Zeros beyond
+the grid's edges are the model's rule (neighbours outside the grid left out): the first band
+receives nothing from above, the last nothing from below, and `ppermute` fills what no device
+sends with zeros.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import partial
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+from jax import lax
+from jax.sharding import Mesh, NamedSharding
+from jax.sharding import PartitionSpec as P
+
+from ..model import initial_state, window_count_factors
+from ..parameters import Parameters
+from . import BackendError, jax_backend
+from .base import Simulation
+from .jax_backend import JaxStacked, advance_stacked, stacked_step
+
+#: The mesh's one axis: the bands of rows.
+AXIS = "rows"
+#: U and V stacked as (2, rows, cols): rows split over the mesh, the rest whole on each device.
+STATE_SPEC = P(None, AXIS, None)
+
+
+def band_mesh(rows: int, devices=None) -> Mesh:
+    """A one-axis mesh, one band of rows per device. `devices` given: those, or a BackendError
+    that says which row counts would do. Default: all of JAX's default platform, or as many of
+    them as split the rows evenly, said in one line (down to one device: a prime row count)."""
+    chosen = list(jax.devices() if devices is None else devices)
+    n = len(chosen)
+    if rows % n:
+        usable = max(d for d in range(1, n) if rows % d == 0)
+        problem = f"{rows} rows do not split into {n} equal bands, one per device"
+        divisible = f"a row count divisible by {n}, such as {rows - rows % n} or {rows - rows % n + n},"
+        if devices is not None:
+            raise BackendError(f"{problem}: use {divisible} or run on {usable} of the {n} devices")
+        print(f"{problem}: running on {usable} of the {n} devices ({divisible} uses them all)", file=sys.stderr)
+        chosen = chosen[:usable]
+    return Mesh(np.array(chosen), (AXIS,))
+
+
+def exchange(band, bands: int):
+    """(the row just above `band`, the row just below it), from the neighbouring devices.
+
+    Every device sends its last row to the device below and its first row to the one above; rows
+    are the last-but-one axis. No device sends to the first band from above or to the last from
+    below: they receive zeros, the model's border.
+    """
+    down = [(i, i + 1) for i in range(bands - 1)]
+    up = [(i + 1, i) for i in range(bands - 1)]
+    above = lax.ppermute(band[..., -1:, :], AXIS, down)
+    below = lax.ppermute(band[..., :1, :], AXIS, up)
+    return above, below
+
+
+def row_window_sums(row):
+    """Each cell's sum over the three cells of `row` at columns j - 1, j, j + 1 (zero beyond the grid)."""
+    padded = jnp.pad(row, [(0, 0)] * (row.ndim - 1) + [(1, 1)])
+    return padded[..., :-2] + padded[..., 1:-1] + padded[..., 2:]
+
+
+def band_step(uv, counts, p: Parameters, bands: int, exchange=exchange):
+    """One step of a device's band of the stacked U, V: the whole band stepped with zeros beyond
+    it (independent of the other devices, so it overlaps the exchange), then the halo rows'
+    diffusion added to the first and last rows. Exact: the step is linear in the window sum.
+    `exchange`: a function like this module's (the tutorial passes the student's)."""
+    new = stacked_step(uv, counts, p)
+    if bands == 1:
+        return new
+    above, below = exchange(uv, bands)
+    diffusion = (p.dt * jnp.array([p.du, p.dv], uv.dtype)).reshape(2, 1, 1)
+    last = uv.shape[1] - 1
+    # Updates in place (dynamic_update_slice), where `.at[].add` would become a scatter.
+    new = lax.dynamic_update_slice_in_dim(new, new[:, :1] + diffusion * row_window_sums(above), 0, axis=1)
+    return lax.dynamic_update_slice_in_dim(new, new[:, last:] + diffusion * row_window_sums(below), last, axis=1)
+
+
+@partial(jax.jit, static_argnames=("p", "steps", "unroll", "mesh", "exchange"))
+def advance_bands(uv, count_factors, p: Parameters, steps: int, unroll: int, mesh: Mesh, exchange=exchange):
+    """`steps` steps, the whole loop inside one `shard_map`: each device loops over its band and
+    talks to its neighbours only through `exchange`, with no host between two steps."""
+    bands = mesh.shape[AXIS]
+
+    def run(band, per_row, per_col):
+        body = lambda _, state: band_step(state, per_row * per_col, p, bands, exchange)  # noqa: E731
+        return lax.fori_loop(0, steps, body, band, unroll=unroll)
+
+    sharded = jax.shard_map(run, mesh=mesh, in_specs=(STATE_SPEC, P(AXIS, None), P()), out_specs=STATE_SPEC)
+    return sharded(uv, *count_factors)
+
+
+class JaxSharded(JaxStacked):
+    """The stacked formulation with U and V split in row bands over all the devices JAX sees,
+    the halo exchanged explicitly inside the compiled loop (see the module's docstring).
+    `devices`: the mesh's (default: all of JAX's default platform); `exchange`: see `band_step`."""
+
+    formulation = "sharded"
+
+    def __init__(self, params: Parameters, rows: int, cols: int, devices=None, exchange=exchange):
+        # Not JaxStacked.__init__: that one puts the whole state on one device.
+        Simulation.__init__(self, params, rows, cols)
+        self.mesh = band_mesh(rows, devices)
+        self.exchange = exchange
+        per_row, per_col = window_count_factors(rows, cols)
+        self._count_factors = (self._place(per_row, P(AXIS, None)), self._place(per_col, P()))
+        self.set_state(*initial_state(rows, cols))
+
+    def _place(self, host: np.ndarray, spec: P):
+        return jax.device_put(host, NamedSharding(self.mesh, spec))
+
+    @property
+    def devices(self) -> int:
+        return self.mesh.size
+
+    def _unroll(self, steps: int) -> int:
+        # Unrolling pays on a GPU only (see jax_backend's FASTEST).
+        return super()._unroll(steps) if self.mesh.devices.flat[0].platform == "gpu" else 1
+
+    def _advance(self, steps: int) -> None:
+        if steps:
+            self._uv = advance_bands(self._uv, self._count_factors, self.params, steps, self._unroll(steps),
+                                     self.mesh, self.exchange)
+
+    def fetch_v(self) -> np.ndarray:
+        return np.asarray(self._uv[1])
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._uv = self._place(np.stack((u, v)).astype(np.float32), STATE_SPEC)
+
+
+class JaxAutoSharded(JaxSharded):
+    """The naive way: U and V placed in row bands with `NamedSharding`, the single-device loop
+    (`jax_backend.advance_stacked`) compiled as it is, and XLA left to insert the communication."""
+
+    formulation = "sharded-auto"
+
+    def _advance(self, steps: int) -> None:
+        if steps:
+            self._uv = advance_stacked(self._uv, self._count_factors, self.params, steps, self._unroll(steps))
+
+
+# The jax backend's formulations are where the course looks them up (jax_backend imports this
+# module at its end, so that `backends.load("jax")` has them too).
+jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxAutoSharded)})
