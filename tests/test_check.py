@@ -1,5 +1,11 @@
-"""Each checker accepts a right answer and rejects the typical wrong ones with the right hint."""
+"""Each checker accepts a right answer and rejects the typical wrong ones with the right hint.
 
+The wrong answers are those students write (issue 12's 65 tried through the notebooks' cells):
+each test names the mistake and the hint it must get. The GPU-only ones are in
+tests/test_check_gpu.py; the hint shown alone in a notebook, in tests/test_check_kernel.py.
+"""
+
+import threading
 from functools import partial
 
 import jax
@@ -12,113 +18,292 @@ from gs_course import backends, check, model
 from gs_course.backends.jax_backend import slices_laplacian
 from gs_course.notebooks import YOUR_TURN
 from gs_course.output import BackgroundWriter, FrameWriter
+from gs_course.parameters import Parameters
 
 DEVICE = {"device_type": jax.Array, "to_device": jnp.asarray}
+HOST = {"device_type": None, "to_device": np.asarray}  # the CuPy notebook without a GPU: NumPy arrays
 
 
 def right_laplacian(a):
     return slices_laplacian(a, jnp.asarray(model.window_counts(*a.shape)))
 
 
-def right_step(u, v, p):
-    uvv = u * v * v
-    return (u + p.dt * (p.du * right_laplacian(u) - uvv + p.feed * (1 - u)),
-            v + p.dt * (p.dv * right_laplacian(v) + uvv - (p.feed + p.kill) * v))
+def _step_with(laplacian):
+    def step(u, v, p):
+        uvv = u * v * v
+        return (u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u)),
+                v + p.dt * (p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v))
+    return step
+
+
+right_step = _step_with(right_laplacian)
 
 
 def right_run(u, v, p, steps):
     return jax.jit(lambda u, v: lax.fori_loop(0, steps, lambda _, uv: right_step(*uv, p), (u, v)))(u, v)
 
 
-def test_on_device():
-    a = jnp.zeros((4, 5), jnp.float32)
-    check.on_device(a, a, device_type=jax.Array, shape=(4, 5))
-    with pytest.raises(check.NotYet, match="array 1 is a numpy.ndarray, not on the device"):
-        check.on_device(a, np.zeros((4, 5), np.float32), device_type=jax.Array, shape=(4, 5))
-    with pytest.raises(check.NotYet, match="dtype float64, expected"):
-        check.on_device(np.zeros((4, 5)), device_type=np.ndarray, shape=(4, 5))
+def numpy_laplacian(a, pad=np.pad):
+    rows, cols = a.shape
+    padded = pad(a, 1)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - model.window_counts(rows, cols) * a
 
 
-def test_laplacian_accepts_the_right_answer(capsys):
-    check.laplacian(right_laplacian, **DEVICE)
-    assert capsys.readouterr().out.startswith("\N{CHECK MARK} laplacian")
+# Exercise 1: the arrays on the device.
+
+def test_on_device_accepts_the_host_values_on_the_device(capsys):
+    u0, v0 = model.initial_state(20, 24)
+    check.on_device(jax.device_put(u0), jax.device_put(v0), expected=(u0, v0), device_type=jax.Array)
+    assert capsys.readouterr().out.startswith("\N{CHECK MARK} 2 arrays on the device, 20 x 24 float32")
 
 
 @pytest.mark.parametrize("wrong, hint", [
+    (lambda u0, v0: (jax.device_put(u0), jax.device_put(u0)), "array 1 holds the values of host array 0"),
+    (lambda u0, v0: (jax.device_put(v0), jax.device_put(u0)), "array 0 holds the values of host array 1"),
+    (lambda u0, v0: (jax.device_put(u0), v0), "array 1 is a numpy.ndarray, not on the device"),
+    (lambda u0, v0: (jax.device_put(u0), jnp.asarray(v0, jnp.float16)), "dtype float16, expected"),
+    # an unassigned answer: `v` left over in the kernel from a later cell (V after some steps)
+    (lambda u0, v0: (jax.device_put(u0), right_run(jnp.asarray(u0), jnp.asarray(v0), check.PARAMS, 3)[1]),
+     "array 1 does not hold the values of host array 1.*left from an earlier cell"),
+])
+def test_on_device_checks_values_not_only_placement(wrong, hint):
+    u0, v0 = model.initial_state(20, 24)
+    with pytest.raises(check.NotYet, match=hint):
+        check.on_device(*wrong(u0, v0), expected=(u0, v0), device_type=jax.Array)
+
+
+# Exercise 2: the Laplacian.
+
+def test_laplacian_accepts_the_right_answer(capsys):
+    check.laplacian(right_laplacian, **DEVICE)
+    assert "runs under jax.jit" in capsys.readouterr().out
+
+
+def _window_sum(a, mode):
+    rows, cols = a.shape
+    padded = jnp.pad(a, 1, mode=mode)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (lambda a: _window_sum(a, "constant") - 9 * a, "cells at the border have fewer neighbours: subtract each cell's"),
     (lambda a: sum(jnp.roll(a, (i, j), (0, 1)) for i in (-1, 0, 1) for j in (-1, 0, 1)) - 9 * a,
-     "only the border is wrong: neighbours outside the grid are left out"),
+     "wrapped around from the other side"),
+    (lambda a: _window_sum(a, "edge") - 9 * a, "copied from the edge"),
+    (lambda a: _window_sum(a, "constant"), "it is the window sum: subtract counts"),
+    (lambda a: -right_laplacian(a), "the sign is reversed"),
     (lambda a: right_laplacian(a)[1:-1, 1:-1], "has shape"),
     (lambda a: right_laplacian(a).astype(jnp.float16), "dtype float16, expected float32"),
     (lambda a: np.asarray(right_laplacian(a)), "is a NumPy array: it went back to the host"),
     (lambda a: 0.5 * right_laplacian(a), "is off the reference at"),
+    (lambda a: None, "your Laplacian is None: end the function with return"),
+    # NumPy inside a JAX function: right values, then breaks under jax.jit
+    (partial(numpy_laplacian, pad=np.pad), "does not run under jax.jit: it hands a JAX array to NumPy"),
 ])
 def test_laplacian_rejects_typical_mistakes(wrong, hint):
     with pytest.raises(check.NotYet, match=hint):
         check.laplacian(wrong, **DEVICE)
 
 
+def test_laplacian_on_the_host_accepts_numpy(capsys):
+    check.laplacian(numpy_laplacian, **HOST)
+    assert "jax" not in capsys.readouterr().out
+
+
+# Exercise 3: the step.
+
 def test_step_accepts_the_right_answer():
     check.step(right_step, **DEVICE)
+
+
+def test_step_accepts_an_in_place_update_and_says_so(capsys):
+    def in_place(u, v, p):
+        uvv = u * v * v
+        du = p.du * numpy_laplacian(u) - uvv + p.feed * (1 - u)
+        dv = p.dv * numpy_laplacian(v) + uvv - (p.feed + p.kill) * v
+        u += p.dt * du
+        v += p.dt * dv
+        return u, v
+
+    check.step(in_place, **HOST)
+    assert "your step changed its inputs in place" in capsys.readouterr().out
+
+
+def test_step_that_changes_its_inputs_too_early_is_told_so():
+    def too_early(u, v, p):
+        uvv = u * v * v
+        u += p.dt * (p.du * numpy_laplacian(u) - uvv + p.feed * (1 - u))
+        v += p.dt * (p.dv * numpy_laplacian(v) + u * v * v - (p.feed + p.kill) * v)
+        return u, v
+
+    with pytest.raises(check.NotYet, match="Your step changed its inputs: compute both updates"):
+        check.step(too_early, **HOST)
 
 
 def _dt_on_feed_only(u, v, p):
     uvv = u * v * v
     return (u + p.du * right_laplacian(u) - uvv + p.dt * p.feed * (1 - u),
-            v + p.dv * right_laplacian(v) + uvv - (p.feed + p.kill) * v)
+            v + p.dv * right_laplacian(v) + uvv - p.dt * (p.feed + p.kill) * v)
+
+
+def _dt_on_diffusion_only(u, v, p):
+    uvv = u * v * v
+    return (u + p.dt * p.du * right_laplacian(u) - uvv + p.feed * (1 - u),
+            v + p.dt * p.dv * right_laplacian(v) + uvv - (p.feed + p.kill) * v)
+
+
+def _nine(a):
+    return _window_sum(a, "constant") - 9 * a
 
 
 @pytest.mark.parametrize("wrong, hint", [
-    (_dt_on_feed_only, "multiply every term of the update by dt"),
-    (lambda u, v, p: right_step(u, v, p.replace(dt=1.0)), "multiply every term of the update by dt"),
-    (lambda u, v, p: right_step(u, v, p)[0], "must return a pair"),
+    (_dt_on_feed_only, "dt on the feed term only gives: multiply every term of the update by dt"),
+    (_dt_on_diffusion_only, "dt on the diffusion terms only gives: multiply every term"),
+    (lambda u, v, p: right_step(u, v, p.replace(dt=1.0)), "a step without dt gives"),
+    (lambda u, v, p: (u, v), "it is the state you were given"),
+    (lambda u, v, p: right_step(u, v, p)[::-1], "U and V are swapped: return u_next, v_next in that order"),
+    (lambda u, v, p: right_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped"),
+    (_step_with(_nine), "only the border is wrong: cells at the border have fewer neighbours"),
+    (lambda u, v, p: right_step(u, v, p)[0], "returned a ArrayImpl: it must return a pair, return u, v"),
+    (lambda u, v, p: None, "returned None: it must return a pair, end it with return u, v"),
+    (lambda u, v, p: jnp.stack(right_step(u, v, p)), "returned one array of shape \\(2, .*return u, v"),
     (lambda u, v, p: right_step(u, v, p.replace(kill=0.0)), "your v_next is off the reference"),
+    (_step_with(partial(numpy_laplacian, pad=np.pad)), "your step does not run under jax.jit"),
 ])
 def test_step_rejects_typical_mistakes(wrong, hint):
     with pytest.raises(check.NotYet, match=hint):
         check.step(wrong, **DEVICE)
 
 
-def test_time_loop_accepts_fori_loop_and_refuses_a_python_loop():
-    check.time_loop(right_run, jaxpr=jax.make_jaxpr, **DEVICE)
+# Exercise 4: the time loop.
 
-    def python_loop(u, v, p, steps):
-        for _ in range(steps):
-            u, v = right_step(u, v, p)
-        return u, v
-
-    with pytest.raises(check.NotYet, match="Python loop traced step by step. Use lax.fori_loop"):
-        check.time_loop(python_loop, jaxpr=jax.make_jaxpr, **DEVICE)
-    with pytest.raises(check.NotYet, match="after 100 steps"):
-        check.time_loop(lambda u, v, p, steps: right_run(u, v, p, steps - 1), jaxpr=jax.make_jaxpr, **DEVICE)
+def _python_loop(u, v, p, steps):
+    for _ in range(steps):
+        u, v = right_step(u, v, p)
+    return u, v
 
 
-def _images(u, v, p, nbimage, nbextrastep, first=1):
+def test_time_loop_accepts_one_loop_on_the_device(capsys):
+    check.time_loop(right_run, **DEVICE)
+    assert "one loop on the device" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_python_loop, "Python loop traced step by step. Use lax.fori_loop"),
+    (lambda u, v, p, steps: right_run(u, v, p, steps - 1), "one step too early"),
+    (lambda u, v, p, steps: right_run(u, v, p, steps + 1), "one step too late"),
+    (lambda u, v, p, steps: (u, v), "it is the start state"),
+    (lambda u, v, p, steps: right_run(u, v, p, steps)[::-1], "U and V are swapped: return u, v in that order"),
+    (lambda u, v, p, steps: None, "returned None: it must return a pair"),
+])
+def test_time_loop_rejects_typical_mistakes(wrong, hint):
+    with pytest.raises(check.NotYet, match=hint):
+        check.time_loop(wrong, **DEVICE)
+
+
+# Exercise 5: the images, one lax.scan.
+
+def _scan_images(u, v, p, nbimage, nbextrastep, returned=lambda carry, frames: frames, stored=lambda u, v: v, first=1):
+    def one_image(uv, i):
+        uv = lax.fori_loop(0, nbextrastep - (first == 0) * (i == 0) * nbextrastep, lambda _, uv: right_step(*uv, p), uv)
+        return uv, stored(*uv)
+
+    carry, frames = lax.scan(one_image, (u, v), jnp.arange(nbimage))
+    return returned(carry, frames)
+
+
+def _loop_images(u, v, p, nbimage, nbextrastep):
     frames = []
-    for i in range(nbimage):
-        u, v = right_run(u, v, p, nbextrastep if i or first else 0)
+    for _ in range(nbimage):
+        u, v = right_run(u, v, p, nbextrastep)
         frames.append(v)
     return jnp.stack(frames)
 
 
-def test_images_accepts_the_right_answer_and_explains_the_offset():
-    check.images(_images, **DEVICE)
-    with pytest.raises(check.NotYet, match=r"Image i holds V after \(i \+ 1\) x nbextrastep steps"):
-        check.images(lambda *args: _images(*args, first=0), **DEVICE)
-    with pytest.raises(check.NotYet, match="expected \\(nbimage, rows, cols\\)"):
-        check.images(lambda *args: _images(*args)[1:], **DEVICE)
+def test_images_accepts_one_scan(capsys):
+    check.images(_scan_images, **DEVICE)
+    assert "one scan" in capsys.readouterr().out
 
 
-def _batch(feeds, kills, rows, cols, steps):
+@pytest.mark.parametrize("wrong, hint", [
+    (_loop_images, "not made by one lax.scan over the 5 images"),
+    (partial(_scan_images, returned=lambda carry, frames: (carry, frames)),
+     "lax.scan returns \\(carry, stacked\\); return the stacked images only"),
+    (partial(_scan_images, returned=lambda carry, frames: None), "your images are None"),
+    (partial(_scan_images, returned=lambda carry, frames: frames[1:]), "expected \\(nbimage, rows, cols\\)"),
+    (partial(_scan_images, stored=lambda u, v: u), "image 0 is off: it is U: store V"),
+    (partial(_scan_images, first=0), "image 0 is off: it is V after 0 x nbextrastep steps"),
+])
+def test_images_rejects_typical_mistakes(wrong, hint):
+    with pytest.raises(check.NotYet, match=hint):
+        check.images(wrong, **DEVICE)
+
+
+# Exercise 6: the (F, k) pairs, one vmap.
+
+def _one_pair_run(feed, kill, rows, cols, steps):
     u0, v0 = (jnp.asarray(a) for a in model.initial_state(rows, cols))
-    return jnp.stack([right_run(u0, v0, check.PARAMS.replace(feed=float(f), kill=float(k), dt=1.0), steps)[1]
-                      for f, k in zip(feeds, kills)])
+    p = Parameters()  # the school's Du, Dv and dt: the checker's reference for each pair
+
+    def body(_, uv):
+        u, v = uv
+        uvv = u * v * v
+        return (u + p.dt * (p.du * right_laplacian(u) - uvv + feed * (1 - u)),
+                v + p.dt * (p.dv * right_laplacian(v) + uvv - (feed + kill) * v))
+
+    return lax.fori_loop(0, steps, body, (u0, v0))[1]
 
 
-def test_batch_accepts_the_right_answer_and_catches_swapped_parameters():
-    check.batch(_batch, device_type=jax.Array)
-    with pytest.raises(check.NotYet, match=r"pattern 0 \(F = 0.022, k = 0.051\) is off"):
-        check.batch(lambda f, k, *rest: _batch(k, f, *rest), device_type=jax.Array)
+def _vmap_batch(feeds, kills, rows, cols, steps):
+    return jax.vmap(lambda f, k: _one_pair_run(f, k, rows, cols, steps))(jnp.asarray(feeds), jnp.asarray(kills))
 
+
+def _loop_batch(feeds, kills, rows, cols, steps):
+    return jnp.stack([_one_pair_run(f, k, rows, cols, steps) for f, k in zip(feeds, kills)])
+
+
+def test_batch_accepts_one_vmap(capsys):
+    check.batch(_vmap_batch, device_type=jax.Array)
+    assert "one vmap" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("wrong, hint", [
+    (_loop_batch, "its program grows with the pairs.*a Python loop over the pairs. Write one pair's run and jax.vmap"),
+    (lambda f, k, *rest: _vmap_batch(k, f, *rest), r"pattern 0 \(F = 0.022, k = 0.051\) is off: F and k are swapped"),
+    (lambda *args: _vmap_batch(*args)[:2], "expected \\(pairs, rows, cols\\)"),
+])
+def test_batch_rejects_typical_mistakes(wrong, hint):
+    with pytest.raises(check.NotYet, match=hint):
+        check.batch(wrong, device_type=jax.Array)
+
+
+# cuPyNumeric converts its arrays to NumPy silently: a round trip through the host is refused.
+
+def test_cupynumeric_laplacian_through_the_host_is_refused():
+    found = backends.probe("cupynumeric")
+    if not found.ok:
+        pytest.skip(f"cupynumeric not available: {found.reason}")
+    backends.load("cupynumeric")
+    import cupynumeric as cnp
+
+    on_cnp = {"device_type": cnp.ndarray, "to_device": cnp.asarray}
+
+    def right(a):
+        rows, cols = a.shape
+        padded = cnp.pad(a, 1)
+        return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - cnp.asarray(
+            model.window_counts(rows, cols)) * a
+
+    check.laplacian(right, **on_cnp)
+    check.laplacian(partial(numpy_laplacian, pad=np.pad), **on_cnp)  # np.pad hands over to cnp.pad: no copy
+    with pytest.raises(check.NotYet, match="copies arrays to the host .*a round trip through the host"):
+        check.laplacian(partial(numpy_laplacian, pad=lambda a, n: cnp.asarray(np.pad(np.asarray(a), n))), **on_cnp)
+    u0, v0 = model.initial_state(20, 24)
+    with pytest.raises(check.NotYet, match="array 1 holds the values of host array 0"):
+        check.on_device(cnp.asarray(u0), cnp.asarray(u0), expected=(u0, v0), device_type=cnp.ndarray)
+
+
+# Output: saved images, in line or from a second thread.
 
 def _save_in_line(simulation, path, nbimage, nbextrastep, first=1):
     with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
@@ -127,52 +312,74 @@ def _save_in_line(simulation, path, nbimage, nbextrastep, first=1):
             writer.write(simulation.fetch_v())
 
 
-def _save_overlapped(simulation, path, nbimage, nbextrastep):
+def _save_overlapped(simulation, path, nbimage, nbextrastep, close=True):
     frames = FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep, deflate=None)
-    with BackgroundWriter(frames) as writer:
-        for _ in range(nbimage):
-            simulation.advance(nbextrastep)
-            writer.write(simulation.fetch_v())
+    writer = BackgroundWriter(frames)
+    for _ in range(nbimage):
+        simulation.advance(nbextrastep)
+        writer.write(simulation.fetch_v())
+    if close:
+        writer.close()
 
 
-def test_saved_images_accepts_writing_in_line_or_overlapped_and_catches_the_offset(capsys):
+def _writers_alive():
+    return [t for t in threading.enumerate() if t.name == "gs-course-writer"]
+
+
+def test_saved_images_accepts_writing_in_line_or_overlapped(capsys):
     check.saved_images(_save_in_line, "numpy")
-    check.saved_images(_save_overlapped, "numpy")
-    assert capsys.readouterr().out.count("\N{CHECK MARK} saved images: 4 images") == 2
-    with pytest.raises(check.NotYet, match=r"Image i holds V after \(i \+ 1\) x nbextrastep steps"):
-        check.saved_images(partial(_save_in_line, first=0), "numpy")
-    with pytest.raises(check.NotYet, match="no file at path"):
-        check.saved_images(lambda *args: None, "numpy")
+    check.saved_images(_save_overlapped, "numpy", overlapped=True)
+    out = capsys.readouterr().out
+    assert out.count("\N{CHECK MARK} saved images: 4 images") == 2
+    assert "written by a second thread" in out
 
+
+@pytest.mark.parametrize("wrong, overlapped, hint", [
+    (partial(_save_in_line, first=0), False, r"image 0 is off: it is V after 0 x nbextrastep steps"),
+    (lambda *args: None, False, "no file at path"),
+    (_save_in_line, True, "written in line, by the thread that computes: write them from a second thread"),
+])
+def test_saved_images_rejects_typical_mistakes(wrong, overlapped, hint):
+    with pytest.raises(check.NotYet, match=hint):
+        check.saved_images(wrong, "numpy", overlapped=overlapped)
+
+
+def test_saved_images_never_races_an_open_writer_and_leaves_no_thread():
+    """A BackgroundWriter never closed: always the same hint (its thread was still writing when the
+    file was read, 2 times in 5 'close the writer', 3 times 'image 0 is off'), no thread left."""
+    for _ in range(5):
+        with pytest.raises(check.NotYet, match="your writer is still open when your function returns: close it"):
+            check.saved_images(partial(_save_overlapped, close=False), "numpy", overlapped=True)
+        assert not _writers_alive()
+
+
+def test_saved_images_waits_for_the_students_own_thread_or_says_it_runs():
+    release = threading.Event()
+
+    def thread_left_running(simulation, path, nbimage, nbextrastep):
+        _save_in_line(simulation, path, nbimage, nbextrastep)
+        threading.Thread(target=release.wait, name="students-writer").start()
+
+    timer = threading.Timer(30, release.set)
+    timer.start()
+    try:
+        with pytest.raises(check.NotYet, match=r"a thread you started \(students-writer\) still runs"):
+            check.saved_images(thread_left_running, "numpy")
+    finally:
+        release.set()
+        timer.cancel()
+
+
+# Without a GPU: what the GPU-only checkers cannot check.
 
 CUPY = backends.probe("cupy")
-gpu_only = pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
-
-UPDATE_BODY = """
-float uvv = u * v * v;
-u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));
-v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);
-"""
-
-STEP_BODY = """
-const float uc = u[cell], vc = v[cell];
-float lu = 0.0f, lv = 0.0f;
-for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r)
-    for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {
-        lu += u[r * cols + c] - uc;
-        lv += v[r * cols + c] - vc;
-    }
-const float uvv = uc * vc * vc;
-u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
-v_next[cell] = vc + DT_ON_V (dv * lv + uvv - (feed + kill) * vc);
-"""
 
 
 def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
     if CUPY.ok:
-        pytest.skip("a GPU is here: the checkers check")
-    assert check.elementwise_update(UPDATE_BODY, None) is None
-    assert check.step_kernel(STEP_BODY) is None
+        pytest.skip("a GPU is here: the checkers check (tests/test_check_gpu.py)")
+    assert check.elementwise_update("u_next = u;", None) is None
+    assert check.step_kernel("u_next[cell] = u[cell];") is None
     check.pinned_fetch(lambda v, stream: v)
     out = capsys.readouterr().out
 
@@ -182,49 +389,3 @@ def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
         check.pinned_fetch(student["fetch"])
     for what in ("your ElementwiseKernel", "your RawKernel", "your pinned fetch"):
         assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
-
-
-def _cupy_laplacian(a):
-    import cupy
-
-    rows, cols = a.shape
-    padded = cupy.pad(a, 1)
-    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - cupy.asarray(
-        model.window_counts(rows, cols)) * a
-
-
-@gpu_only
-def test_elementwise_update_accepts_the_right_body_and_explains_mistakes():
-    assert check.elementwise_update(UPDATE_BODY, _cupy_laplacian) is not None
-    with pytest.raises(check.NotYet, match="multiply every term of the update by dt"):
-        check.elementwise_update(UPDATE_BODY.replace("u + dt * (du", "u + (du"), _cupy_laplacian)
-    with pytest.raises(check.NotYet, match="your kernel does not compile:\n.*error"):
-        check.elementwise_update("u_next = undeclared;", _cupy_laplacian)
-
-
-@gpu_only
-def test_step_kernel_accepts_the_right_body_and_explains_mistakes():
-    import cupy
-
-    launch = check.step_kernel(STEP_BODY.replace("DT_ON_V", "dt *"))
-    u, v = (cupy.asarray(a) for a in model.initial_state(33, 47))
-    u_next, v_next = cupy.empty_like(u), cupy.empty_like(v)
-    launch(u, v, u_next, v_next, check.PARAMS)
-    want = model.reference_step(*model.initial_state(33, 47, np.float64), check.PARAMS)
-    assert np.allclose(cupy.asnumpy(v_next), want[1], atol=1e-6)
-    with pytest.raises(check.NotYet, match="your v_next is off the reference"):
-        check.step_kernel(STEP_BODY.replace("DT_ON_V", "1.0f *"))
-    with pytest.raises(check.NotYet, match="your kernel does not compile:\n.*error"):
-        check.step_kernel("u_next[cell] = undeclared;")
-
-
-@gpu_only
-def test_pinned_fetch_wants_page_locked_memory():
-    import cupy
-    import cupyx
-
-    check.pinned_fetch(lambda v, s: cupy.asnumpy(v, stream=s, out=cupyx.empty_pinned(v.shape, v.dtype), blocking=False))
-    with pytest.raises(check.NotYet, match="ordinary \\(pageable\\) memory"):
-        check.pinned_fetch(lambda v, s: v.get(stream=s))
-    with pytest.raises(check.NotYet, match="return a NumPy array"):
-        check.pinned_fetch(lambda v, s: v)

@@ -1,0 +1,51 @@
+"""In a notebook, a rejected answer shows its hint alone, and the cell still fails (Run all and
+nbval stop there): run in a real IPython kernel through nbclient."""
+
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+
+WRONG_STEP = """
+import numpy as np
+from gs_course import check
+
+def step(u, v, p):
+    return u, v
+
+check.step(step, device_type=None, to_device=np.asarray)
+"""
+
+
+def _run(*sources):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(s) for s in sources])
+    client = NotebookClient(notebook, timeout=120, kernel_name="python3")
+    error = None
+    try:
+        client.execute()
+    except CellExecutionError as err:
+        error = err
+    return notebook, error
+
+
+def test_a_rejected_answer_shows_the_hint_alone_and_fails_the_cell():
+    notebook, error = _run(WRONG_STEP, "print('after')")
+    assert error is not None, "the cell of a wrong answer must fail"
+    outputs = notebook.cells[0].outputs
+    assert [o.output_type for o in outputs] == ["error"]
+    shown = "\n".join(outputs[0].traceback)
+    assert "it is the state you were given" in shown
+    assert "Traceback" not in shown and "check.py" not in shown
+    assert len(shown.splitlines()) <= 3
+    assert not notebook.cells[1].outputs, "execution must stop at the failed cell"
+
+
+def test_other_errors_keep_their_traceback():
+    notebook, error = _run("import gs_course.check\n1 / 0")
+    assert error is not None
+    assert "Traceback" in "\n".join(notebook.cells[0].outputs[0].traceback)
+
+
+def test_a_right_answer_prints_its_line():
+    notebook, error = _run("from gs_course import check\ncheck.ok('fine')")
+    assert error is None
+    assert notebook.cells[0].outputs[0].text == "\N{CHECK MARK} fine\n"
