@@ -1,11 +1,14 @@
 """JAX on several devices: the grid split in bands of rows, one band per device.
 
-Two formulations of the same stacked step (`jax_backend.stacked_step`):
+Three formulations of the same stacked step (`jax_backend.stacked_step`):
 
 - `sharded-auto` only places U and V in row bands (`NamedSharding`) and leaves the rest to XLA,
   which works out by itself what each device needs from the others;
-- `sharded` runs the whole time loop inside `jax.shard_map`: each device steps its own band and
-  exchanges one row with each neighbour per step (`lax.ppermute`), the halo the 3 x 3 window needs.
+- `sharded-halo` runs the whole time loop inside `jax.shard_map`: each device steps its own band
+  and exchanges one row with each neighbour per step (`lax.ppermute`), the halo the 3 x 3 window
+  needs;
+- `sharded`, the same compiled with XLA's latency-hiding scheduler, which overlaps each step's
+  exchange with the stepping of the band.
 
 The halo only adds its part of the window sum to the band's first and last rows: each device
 steps its whole band as if there were zeros beyond it, which needs nothing from the others and so
@@ -18,7 +21,6 @@ sends with zeros.
 from __future__ import annotations
 
 import sys
-from functools import partial
 
 import jax
 import jax.numpy as jnp
@@ -92,8 +94,7 @@ def band_step(uv, counts, p: Parameters, bands: int, exchange=exchange):
     return lax.dynamic_update_slice_in_dim(new, new[:, last:] + diffusion * row_window_sums(below), last, axis=1)
 
 
-@partial(jax.jit, static_argnames=("p", "steps", "unroll", "mesh", "exchange"))
-def advance_bands(uv, count_factors, p: Parameters, steps: int, unroll: int, mesh: Mesh, exchange=exchange):
+def _advance_bands(uv, count_factors, p: Parameters, steps: int, unroll: int, mesh: Mesh, exchange=exchange):
     """`steps` steps, the whole loop inside one `shard_map`: each device loops over its band and
     talks to its neighbours only through `exchange`, with no host between two steps."""
     bands = mesh.shape[AXIS]
@@ -106,12 +107,23 @@ def advance_bands(uv, count_factors, p: Parameters, steps: int, unroll: int, mes
     return sharded(uv, *count_factors)
 
 
-class JaxSharded(JaxStacked):
-    """The stacked formulation with U and V split in row bands over all the devices JAX sees,
-    the halo exchanged explicitly inside the compiled loop (see the module's docstring).
-    `devices`: the mesh's (default: all of JAX's default platform); `exchange`: see `band_step`."""
+_STATIC = ("p", "steps", "unroll", "mesh", "exchange")
+#: Compiled with XLA's default schedule.
+advance_bands = jax.jit(_advance_bands, static_argnames=_STATIC)
+#: Compiled with XLA's latency-hiding scheduler, off by default on GPUs (JAX's GPU performance
+#: tips): it is what schedules the exchange to run while the band is stepped.
+advance_bands_overlapped = jax.jit(_advance_bands, static_argnames=_STATIC,
+                                   compiler_options={"xla_gpu_enable_latency_hiding_scheduler": True})
 
-    formulation = "sharded"
+
+class JaxShardedHalo(JaxStacked):
+    """The stacked formulation with U and V split in row bands over all the devices JAX sees,
+    the halo exchanged explicitly inside the compiled loop (see the module's docstring), compiled
+    with XLA's default schedule. `devices`: the mesh's (default: all of JAX's default platform,
+    see `band_mesh`); `exchange`: see `band_step`."""
+
+    formulation = "sharded-halo"
+    advance_bands = staticmethod(advance_bands)
 
     def __init__(self, params: Parameters, rows: int, cols: int, devices=None, exchange=exchange):
         # Not JaxStacked.__init__: that one puts the whole state on one device.
@@ -135,8 +147,8 @@ class JaxSharded(JaxStacked):
 
     def _advance(self, steps: int) -> None:
         if steps:
-            self._uv = advance_bands(self._uv, self._count_factors, self.params, steps, self._unroll(steps),
-                                     self.mesh, self.exchange)
+            self._uv = self.advance_bands(self._uv, self._count_factors, self.params, steps, self._unroll(steps),
+                                          self.mesh, self.exchange)
 
     def fetch_v(self) -> np.ndarray:
         return np.asarray(self._uv[1])
@@ -145,7 +157,14 @@ class JaxSharded(JaxStacked):
         self._uv = self._place(np.stack((u, v)).astype(np.float32), STATE_SPEC)
 
 
-class JaxAutoSharded(JaxSharded):
+class JaxSharded(JaxShardedHalo):
+    """The same program, compiled so that each step's exchange overlaps the stepping of the band."""
+
+    formulation = "sharded"
+    advance_bands = staticmethod(advance_bands_overlapped)
+
+
+class JaxShardedAuto(JaxShardedHalo):
     """The naive way: U and V placed in row bands with `NamedSharding`, the single-device loop
     (`jax_backend.advance_stacked`) compiled as it is, and XLA left to insert the communication."""
 
@@ -158,4 +177,4 @@ class JaxAutoSharded(JaxSharded):
 
 # The jax backend's formulations are where the course looks them up (jax_backend imports this
 # module at its end, so that `backends.load("jax")` has them too).
-jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxAutoSharded)})
+jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxShardedHalo, JaxShardedAuto)})
