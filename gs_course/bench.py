@@ -1,70 +1,45 @@
 """The course benchmark ("32 x 1000"): every library and formulation, side by side, in one run.
 
-The workload is the school's model on 1080 x 1920 float32, 1000 images with 32 steps between two
-(32,000 steps). Each formulation is first checked against the float64 reference (a fast wrong
-answer is a failure, not a result), then timed:
+The workload is `measure.FULL` by default (the school's model, 1000 images with 32 steps between
+two). Each formulation is first checked against the float64 reference (a fast wrong answer is a
+failure, not a result), then timed `repeats` times (`measure.timed`: median and range):
 
 - compute: the steps, V brought to the host once at the end; the first image is timed apart
   (it includes compilation); formulations too slow for the time budget run fewer images and the
   total is extrapolated, and labelled so;
-- with output: the 1000 V images written to an HDF5 file (no compression), in line (compute,
+- with output: the V images written to an HDF5 file (no compression), in line (compute,
   copy, write, in turn) and overlapped (a second thread writes while the GPU computes), against
   the time to write the same images alone.
 
 The same run measures the GPU's device-to-device copy bandwidth, which sets the floor: a step
-that reads U and V and writes them moves 33.2 MB, so one step per kernel cannot beat
-33.2 MB / bandwidth.
+reads U and V and writes them (`Workload.bytes_moved_per_step`), so one step per kernel cannot
+beat those bytes over the bandwidth.
 
 Each library runs in a child process of its own, started by the one `gs-course bench` command:
-measured on an H200, cuPyNumeric's formulations ran 1.3 to 1.45 times slower, and JAX's slices
-1.1 times, with the other libraries loaded in the same process (`isolate=False` runs everything
-in the calling process, as the tests do).
+libraries loaded in one process slow each other down (BENCHMARKS.md has the measurement;
+`isolate=False` runs everything in the calling process, as the tests and notebooks do).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import datetime
 import json
-import platform
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__, backends
-from . import results as result_files
+from . import backends, measure
 from .devices import gpus
+from .measure import FULL, Samples, Workload
 from .model import PARITY_ATOL, reference_run
 from .output import BackgroundWriter, FrameWriter
 from .parameters import Parameters
 
-SCHEMA = 1
-
-
-@dataclasses.dataclass(frozen=True)
-class Workload:
-    rows: int
-    cols: int
-    images: int
-    steps_per_image: int
-
-    @property
-    def steps(self) -> int:
-        return self.images * self.steps_per_image
-
-    @property
-    def frame_bytes(self) -> int:
-        return self.rows * self.cols * 4
-
-
-FULL = Workload(1080, 1920, 1000, 32)
-#: For CPU-only machines and small GPUs: a sixteenth of the grid, a tenth of the images.
-QUICK = Workload(270, 480, 100, 32)
+KIND, SCHEMA = "bench", 2
 
 #: Seconds for the full workload in the original course's table (GPU/Benchmarks.md, an 80 GB
 #: A100), keyed by the formulation here that matches its column.
@@ -77,8 +52,6 @@ A100 = {
     "cupy/strip, output overlapped": (12, "CuPy + HDF5 written in parallel"),
     "torch/slices": (22, "PyTorch"),
 }
-#: A step reads U and V and writes them: four float32 arrays of the grid.
-ARRAYS_MOVED_PER_STEP = 4
 
 CHECK_GRID = (61, 83)
 CHECK_PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.9)
@@ -111,65 +84,72 @@ def check_simulation(sim, steps: int = 64) -> float:
     return float(max(np.abs(u - ref_u).max(), np.abs(v - ref_v).max()))
 
 
-def _warm_up(sim, workload: Workload) -> float:
-    """Run the first image (compilation, first allocations) and return its time."""
-    start = time.perf_counter()
-    sim.advance(workload.steps_per_image)
-    sim.fetch_v()
-    return time.perf_counter() - start
-
-
-def time_compute(backend: str, formulation: str, workload: Workload, budget_s: float) -> dict:
+def time_compute(backend: str, formulation: str, workload: Workload, budget_s: float, repeats: int = 3) -> dict:
     """Seconds for the workload's steps, V fetched once at the end, compilation apart."""
     sim = backends.create(backend, Parameters(), workload.rows, workload.cols, formulation)
-    return time_simulation(sim, workload, budget_s)
+    return time_simulation(sim, workload, budget_s, repeats)
 
 
-def time_simulation(sim, workload: Workload, budget_s: float) -> dict:
-    """`time_compute` for a simulation already made on the workload's grid, just created."""
-    compile_s = _warm_up(sim, workload)
-    one_image_s = _warm_up(sim, workload)
-    images = int(min(workload.images, max(1, budget_s // max(one_image_s, 1e-9))))
-    start = time.perf_counter()
-    for _ in range(images):
-        sim.advance(workload.steps_per_image)
-    sim.fetch_v()
-    elapsed = time.perf_counter() - start
-    seconds = elapsed * workload.images / images
-    return {"compile_s": compile_s, "seconds": seconds, "images_timed": images,
-            "extrapolated": images < workload.images,
-            "us_per_step": seconds / workload.steps * 1e6}
+def _images(sim, images: int, steps_per_image: int):
+    def run():
+        for _ in range(images):
+            sim.advance(steps_per_image)
+    return run
 
 
-def time_write_alone(workload: Workload, folder: Path) -> float:
+def time_simulation(sim, workload: Workload, budget_s: float, repeats: int = 3) -> dict:
+    """`time_compute` for a simulation already made on the workload's grid, just created: the
+    first image (compilation, first allocations) apart, then as many images as `budget_s` allows
+    over the repeats, the clock stopped once V is on the host."""
+    one = measure.timed(_images(sim, 1, workload.steps_per_image), repeats=1, warmup=1, synchronize=sim.fetch_v)
+    images = int(min(workload.images, max(1, budget_s / repeats // max(one.median, 1e-9))))
+    samples = measure.timed(_images(sim, images, workload.steps_per_image), repeats, warmup=0,
+                            synchronize=sim.fetch_v)
+    total = Samples(samples.scaled(workload.images / images).seconds, one.compile_s)
+    return {**_stored(total), "images_timed": images, "extrapolated": images < workload.images,
+            "us_per_step": total.median / workload.steps * 1e6}
+
+
+def _stored(samples: Samples) -> dict:
+    """A case's timing as the results file keeps it: `seconds` is the median."""
+    stored = samples.as_dict()
+    return {"seconds": stored.pop("median_s"), **stored}
+
+
+def time_write_alone(workload: Workload, folder: Path, repeats: int = 3) -> dict:
     """Seconds to write the workload's images to HDF5 from host memory: the output's own floor."""
     frame = np.random.default_rng(0).random((workload.rows, workload.cols), dtype=np.float32)
     path = folder / "write-alone.h5"
-    start = time.perf_counter()
-    with FrameWriter(path, workload.images, workload.rows, workload.cols, Parameters(),
-                     workload.steps_per_image, deflate=0) as writer:
-        for _ in range(workload.images):
-            writer.write(frame)
-    seconds = time.perf_counter() - start
-    path.unlink()
-    return seconds
+
+    def write():
+        with FrameWriter(path, workload.images, workload.rows, workload.cols, Parameters(),
+                         workload.steps_per_image, deflate=0) as writer:
+            for _ in range(workload.images):
+                writer.write(frame)
+        path.unlink()
+
+    return _stored(measure.timed(write, repeats, warmup=0))
 
 
-def time_output(backend: str, formulation: str, workload: Workload, folder: Path, overlapped: bool) -> dict:
+def time_output(backend: str, formulation: str, workload: Workload, folder: Path, overlapped: bool,
+                repeats: int = 3) -> dict:
     """Seconds for the workload with every image written, from the first step to the file closed."""
     from .runner import simulate
 
     sim = backends.create(backend, Parameters(), workload.rows, workload.cols, formulation)
-    compile_s = _warm_up(sim, workload)
+    compile_s = measure.timed(_images(sim, 1, workload.steps_per_image), 1, warmup=0,
+                              synchronize=sim.fetch_v).median
     path = folder / f"{backend}-{formulation}.h5"
-    start = time.perf_counter()
-    writer = FrameWriter(path, workload.images, workload.rows, workload.cols, Parameters(),
-                         workload.steps_per_image, deflate=0)
-    with BackgroundWriter(writer) if overlapped else writer as sink:
-        simulate(sim, workload.images, workload.steps_per_image, sink)
-    seconds = time.perf_counter() - start
-    path.unlink()
-    return {"compile_s": compile_s, "seconds": seconds, "images_timed": workload.images, "extrapolated": False}
+
+    def run():
+        writer = FrameWriter(path, workload.images, workload.rows, workload.cols, Parameters(),
+                             workload.steps_per_image, deflate=0)
+        with BackgroundWriter(writer) if overlapped else writer as sink:
+            simulate(sim, workload.images, workload.steps_per_image, sink)
+        path.unlink()
+
+    samples = measure.timed(run, repeats, warmup=0)
+    return {**_stored(Samples(samples.seconds, compile_s)), "images_timed": workload.images, "extrapolated": False}
 
 
 def device_copy_gbps() -> float | None:
@@ -182,7 +162,7 @@ def device_copy_gbps() -> float | None:
 
     nbytes = min(1 << 30, cupy.cuda.runtime.memGetInfo()[0] // 4)  # small cards: a quarter of what is free
     bench = CopyBench(cupy, nbytes)
-    return 2 * nbytes / bench.device_copy_seconds(nbytes) / 1e9
+    return 2 * nbytes / bench.device_copy(nbytes).median / 1e9
 
 
 def _output_wanted(backend: str) -> bool:
@@ -192,7 +172,7 @@ def _output_wanted(backend: str) -> bool:
 
 
 def run_backend(backend: str, workload: Workload, budget_s: float, only: list[str] | None,
-                output_folder: str | Path | None, log=print) -> dict:
+                output_folder: str | Path | None, repeats: int = 3, log=print) -> dict:
     """One library's cases: its probe, then each formulation checked and timed, then (for the
     fastest, where wanted) the two output modes."""
     found = backends.probe(backend)
@@ -208,7 +188,7 @@ def run_backend(backend: str, workload: Workload, budget_s: float, only: list[st
             if not error <= PARITY_ATOL:
                 entry["status"] = f"wrong: {error:.2e} from the reference (tolerance {PARITY_ATOL:.0e})"
             else:
-                entry.update(time_compute(backend, formulation, workload, budget_s), status="ok")
+                entry.update(time_compute(backend, formulation, workload, budget_s, repeats), status="ok")
         except Exception as err:  # one failing formulation must not hide the others' results
             entry["status"] = f"failed: {type(err).__name__}: {err}"
         log(_line(entry, workload))
@@ -221,7 +201,8 @@ def run_backend(backend: str, workload: Workload, budget_s: float, only: list[st
         entry = {"name": f"{backend}/{fastest}, {mode}", "backend": backend, "formulation": fastest,
                  "mode": mode, "on_gpu": found.on_gpu}
         try:
-            entry.update(time_output(backend, fastest, workload, Path(output_folder), overlapped), status="ok")
+            entry.update(time_output(backend, fastest, workload, Path(output_folder), overlapped, repeats),
+                         status="ok")
         except Exception as err:
             entry["status"] = f"failed: {type(err).__name__}: {err}"
         report["cases"].append(entry)
@@ -251,26 +232,24 @@ def _measure_device_copy_in_child() -> float | None:
 
 
 def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | None = None,
-        output_dir: str | Path | None = ".", log=print, isolate: bool = True) -> dict:
+        output_dir: str | Path | None = None, log=print, isolate: bool = True, repeats: int = 3,
+        command: str | None = None) -> dict:
     """Check and time every formulation of every library (or those whose 'backend/formulation'
-    contains a word of `only`); with `output_dir`, the output modes too, against writing alone."""
+    contains a word of `only`), each `repeats` times; with `output_dir` (where the HDF5 files go
+    while timed, removed after), the output modes too, against writing alone. Returns a
+    `measure.record` of kind 'bench'."""
     bandwidth = _measure_device_copy_in_child() if isolate else device_copy_gbps()
-    floor_s = (workload.steps * ARRAYS_MOVED_PER_STEP * workload.frame_bytes / (bandwidth * 1e9)
-               if bandwidth else None)
-    gpu = next(iter(gpus()), None)
-    results = {
-        "schema": SCHEMA,
-        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": {"gpu": gpu.name if gpu else None, "driver": gpu.driver if gpu else None,
-                    "cpu": platform.processor() or platform.machine(), "host": platform.node(),
-                    "python": platform.python_version(), "gs_course": __version__, "libraries": {}},
-        "workload": dataclasses.asdict(workload),
+    floor_s = workload.steps * workload.bytes_moved_per_step / (bandwidth * 1e9) if bandwidth else None
+    results = measure.record(KIND, {
+        "workload": workload.as_dict(),
+        "repeats": repeats,
         "device_copy_gbps": bandwidth,
         "floor_s": floor_s,
         "isolated": isolate,
+        "backends": {},
         "unavailable": {},
         "cases": [],
-    }
+    }, schema=SCHEMA, command=command)
     with tempfile.TemporaryDirectory(prefix="gs-course-bench-", dir=output_dir) as folder:
         if output_dir is not None:
             needed = 2 * workload.images * workload.frame_bytes
@@ -279,20 +258,20 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
                 folder = None
             else:
                 results["output"] = {"folder": str(Path(output_dir).resolve()),
-                                     "write_alone_s": time_write_alone(workload, Path(folder))}
+                                     **time_write_alone(workload, Path(folder), repeats)}
             log(results["output"].get("status") or
-                f"writing the {workload.images} images alone: {results['output']['write_alone_s']:.2f} s")
+                f"writing the {workload.images} images alone: {results['output']['seconds']:.2f} s")
         else:
             folder = None
-        arguments = {"workload": dataclasses.asdict(workload), "budget_s": budget_s, "only": only,
-                     "output_folder": folder}
+        arguments = {"workload": workload.as_dict(), "budget_s": budget_s, "only": only,
+                     "output_folder": folder, "repeats": repeats}
         for backend in (b for b in backends.BACKENDS if _may_select(b, only)):
             if isolate:
                 report = _run_backend_in_child(backend, **arguments)
             else:
                 report = run_backend(backend, **{**arguments, "workload": workload}, log=log)
             if report["probe"]["ok"]:
-                results["machine"]["libraries"][backend] = report["probe"]["version"]
+                results["backends"][backend] = report["probe"]["version"]
             else:
                 results["unavailable"][backend] = report["probe"]["reason"]
             results["cases"] += report["cases"]
@@ -304,42 +283,50 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
 
 def _a100(workload: dict | Workload, name: str) -> tuple[int, str] | None:
     """The A100 table's figure for a case, only where the workload is the table's own."""
-    full = dataclasses.asdict(FULL)
-    same = (workload if isinstance(workload, dict) else dataclasses.asdict(workload)) == full
-    return A100.get(name) if same else None
+    return A100.get(name) if FULL.same_run(workload) else None
+
+
+def _write_alone_s(results: dict) -> float | None:
+    return results.get("output", {}).get("seconds")
+
+
+def _seconds(entry: dict) -> str:
+    """'0.27 s (0.26-0.29)': the median and the range of the repeats."""
+    return measure.format_range(entry["seconds"], entry["min_s"], entry["max_s"])
 
 
 def _line(entry: dict, workload: dict | Workload, write_alone_s: float | None = None) -> str:
     if entry["status"] != "ok":
         return f"{entry['name']:<38} {entry['status']}"
-    seconds = entry["seconds"]
-    text = f"{entry['name']:<38} {seconds:>9.2f} s{'*' if entry['extrapolated'] else ' '}"
+    text = f"{entry['name']:<38} {_seconds(entry):>24}{'*' if entry['extrapolated'] else ' '}"
     text += f" compile {entry['compile_s']:>6.2f} s"
     if entry["mode"] == "compute":
         text += f" {entry['us_per_step']:>10.1f} us/step"
         if entry.get("x_floor"):
             text += f" {entry['x_floor']:>7.1f} x floor"
     elif write_alone_s:
-        text += f" {seconds / write_alone_s:>7.2f} x writing alone"
+        text += f" {entry['seconds'] / write_alone_s:>7.2f} x writing alone"
     a100 = _a100(workload, entry["name"])
     if a100:
         text += f"   A100: {a100[0]} s ({a100[1]})"
     return text
 
 
+def _title(results: dict) -> str:
+    return f"The course benchmark: {Workload.from_dict(results['workload']).describe()}"
+
+
 def table(results: dict) -> str:
-    w = results["workload"]
+    """The results as text: one line a case, the median and the range of its repeats."""
     lines = [
-        f"The course benchmark: {w['rows']} x {w['cols']} float32, {w['images']} images x "
-        f"{w['steps_per_image']} steps = {w['images'] * w['steps_per_image']:,} steps",
-        f"on {results['machine']['gpu'] or 'no GPU'} ({results['machine']['host']}), {results['recorded']}, "
+        _title(results),
+        f"on {measure.describe(results['provenance'])}; median (range) of {results['repeats']} repeats, "
         f"{'each library in its own process' if results['isolated'] else 'all libraries in one process'}",
     ]
     if results["floor_s"]:
         lines.append(f"memory-bandwidth floor: {results['floor_s']:.3f} s (device copy "
                      f"{results['device_copy_gbps']:.0f} GB/s, one step per kernel)")
-    write_alone_s = results.get("output", {}).get("write_alone_s")
-    lines += [_line(entry, w, write_alone_s) for entry in results["cases"]]
+    lines += [_line(entry, results["workload"], _write_alone_s(results)) for entry in results["cases"]]
     for backend, reason in results["unavailable"].items():
         lines.append(f"{backend:<38} not run here: {reason}")
     if any(entry.get("extrapolated") for entry in results["cases"]):
@@ -347,16 +334,49 @@ def table(results: dict) -> str:
     if "output" in results:
         out = results["output"]
         lines.append(out.get("status") or f"output: HDF5 without compression in {out['folder']}; "
-                     f"writing the images alone takes {out['write_alone_s']:.2f} s")
+                     f"writing the images alone takes {_seconds(out)}")
     return "\n".join(lines)
 
 
+def markdown(results: dict) -> str:
+    """The results as a Markdown table (BENCHMARKS.md renders it: `gs_course.results`)."""
+    prov = results["provenance"]
+    write_alone_s = _write_alone_s(results)
+    rows = [f"{_title(results)}; {measure.describe(prov)}; median (range) of {results['repeats']} repeats, "
+            f"{'each library in its own process' if results['isolated'] else 'all libraries in one process'}"
+            f" (`results/{measure.machine_name(prov['gpu'])}/`).", "",
+            "| case | seconds | us a step | x floor | x writing alone | A100 |", "|---|---|---|---|---|---|"]
+    for entry in results["cases"]:
+        if entry["status"] != "ok":
+            rows.append(f"| {entry['name']} | {entry['status']} | | | | |")
+            continue
+        a100 = _a100(results["workload"], entry["name"])
+        compute = entry["mode"] == "compute"
+        rows.append(
+            f"| {entry['name']} | {_seconds(entry)}{' *' if entry['extrapolated'] else ''} | "
+            f"{entry['us_per_step']:.1f} |" if compute else f"| {entry['name']} | {_seconds(entry)} | |")
+        rows[-1] += (f" {entry['x_floor']:.1f} |" if compute and entry.get("x_floor") else " |")
+        rows[-1] += (f" {entry['seconds'] / write_alone_s:.2f} |" if not compute and write_alone_s else " |")
+        rows[-1] += f" {a100[0]} s |" if a100 else " |"
+    notes = []
+    if results["floor_s"]:
+        notes.append(f"memory-bandwidth floor {results['floor_s']:.3f} s (device copy "
+                     f"{results['device_copy_gbps']:.0f} GB/s)")
+    if write_alone_s:
+        notes.append(f"writing the images alone {_seconds(results['output'])}")
+    if any(entry.get("extrapolated") for entry in results["cases"]):
+        notes.append("* extrapolated from the images timed")
+    if results["unavailable"]:
+        notes.append("not run: " + "; ".join(f"{b} ({r})" for b, r in results["unavailable"].items()))
+    return "\n".join(rows + ([""] + ["; ".join(notes) + "."] if notes else []))
+
+
 def load(path: str | Path) -> dict:
-    """A benchmark results file, read back after checking its schema."""
-    return result_files.load(path, "benchmark", SCHEMA)
+    """A benchmark results file, read back after checking its kind and schema."""
+    return measure.load(path, KIND, SCHEMA)
 
 
-save = result_files.save
+save = measure.save
 
 
 def figure(results: dict):
@@ -370,7 +390,9 @@ def figure(results: dict):
     palette = {"numpy": "tab:gray", "jax": "tab:blue", "cupynumeric": "tab:green", "cupy": "tab:orange",
                "torch": "tab:red"}
     colors = [palette[e["backend"]] for e in timed]
-    ax.barh(names, [e["seconds"] for e in timed], color=colors)
+    ax.barh(names, [e["seconds"] for e in timed], color=colors,
+            xerr=[[e["seconds"] - e["min_s"] for e in timed], [e["max_s"] - e["seconds"] for e in timed]],
+            error_kw={"elinewidth": 1, "capsize": 2})
     for y, entry in enumerate(timed):
         ax.text(entry["seconds"], y, f" {entry['seconds']:.3g} s", va="center", fontsize=8)
         if _a100(results["workload"], entry["name"]):
@@ -379,14 +401,14 @@ def figure(results: dict):
         ax.plot([], [], "k|", markersize=14, label="original course, A100 (same workload)")
     if results["floor_s"]:
         ax.axvline(results["floor_s"], color="red", ls=":", label=f"memory-bandwidth floor {results['floor_s']:.2f} s")
-    if "output" in results and "write_alone_s" in results["output"]:
-        ax.axvline(results["output"]["write_alone_s"], color="purple", ls="--", lw=1, label="writing the images alone")
+    if _write_alone_s(results):
+        ax.axvline(_write_alone_s(results), color="purple", ls="--", lw=1, label="writing the images alone")
     ax.set_xscale("log")
     ax.invert_yaxis()
-    w = results["workload"]
-    ax.set(xlabel=f"seconds for {w['images']} x {w['steps_per_image']} steps of {w['rows']} x {w['cols']} "
-                  "(* extrapolated)",
-           title=f"The course benchmark on {results['machine']['gpu'] or 'a CPU'}, {results['recorded']}")
+    w = Workload.from_dict(results["workload"])
+    ax.set(xlabel=f"seconds for {w.images} x {w.steps_per_image} steps of {w.grid} (median, range of "
+                  f"{results['repeats']} repeats; * extrapolated)",
+           title=f"The course benchmark on {measure.describe(results['provenance'])}")
     ax.legend(fontsize=8, loc="lower right")
     return fig
 
@@ -394,6 +416,7 @@ def figure(results: dict):
 if __name__ == "__main__":
     # The child process of run(isolate=True): one library's cases, answered as JSON in a file.
     request = json.loads(sys.argv[1])
-    report = run_backend(request["backend"], Workload(**request["workload"]), request["budget_s"], request["only"],
-                         request["output_folder"], log=lambda line: print(line, file=sys.stderr, flush=True))
+    report = run_backend(request["backend"], Workload.from_dict(request["workload"]), request["budget_s"],
+                         request["only"], request["output_folder"], request["repeats"],
+                         log=lambda line: print(line, file=sys.stderr, flush=True))
     Path(request["answer"]).write_text(json.dumps(report))

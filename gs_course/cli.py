@@ -9,12 +9,13 @@ import platform
 import signal
 import subprocess
 import sys
-import time
+import tempfile
 import warnings
 from pathlib import Path
 
-from . import __version__, backends, handout
-from .devices import GpuMemoryPeak, default_legate_config, gigabytes, gpus
+from . import __version__, backends, course, handout
+from .devices import default_legate_config, gigabytes, gpus
+from .measure import GRIDS, SMALL
 from .model import GridError
 from .output import BackgroundWriter, FrameWriter, OutputError, RunFileError, check_writable
 from .parameters import PRESETS, Parameters
@@ -38,10 +39,11 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 done, 1 failed during the run, 2 bad input or backend unusable here, "
         "130 interrupted (the output keeps every completed image)",
     )
-    run.add_argument("-n", "--images", type=int, default=1000, help="images (default 1000)")
+    run.add_argument("-n", "--images", type=int, help="images (default: the chosen grid's, 1000 at full size)")
     run.add_argument("-e", "--steps", type=int, default=32, help="steps between two images (default 32)")
-    run.add_argument("-r", "--rows", type=int, default=1080, help="rows (default 1080)")
-    run.add_argument("-c", "--cols", type=int, default=1920, help="columns (default 1920)")
+    run.add_argument("-r", "--rows", type=int, help="rows (default: the grid that fits the GPU memory free, "
+                     "1080 where it fits; GS_COURSE_SIZE names one)")
+    run.add_argument("-c", "--cols", type=int, help="columns (default: the chosen grid's, 1920 at full size)")
     run.add_argument("-o", "--output", help="HDF5 file for the V images (default: none)")
     run.add_argument("-f", "--feed", type=float, help=f"feed rate F (default {SCHOOL.feed})")
     run.add_argument("-k", "--kill", type=float, help=f"kill rate k (default {SCHOOL.kill})")
@@ -59,31 +61,37 @@ def _parser() -> argparse.ArgumentParser:
         "transfer",
         help="measure host<->GPU copies against the GPU's own memory (the PCIe toll)",
         description="Measure copy bandwidth and latency between host and GPU (pageable and pinned), "
-        "the GPU's own copy bandwidth and an overlapped pipeline; print the table, save a figure and a "
-        "JSON of the raw numbers. Without a GPU, show the figures recorded on the course's H200.",
+        "the GPU's own copy bandwidth and an overlapped pipeline, and print the table; with --out, save "
+        "the results (JSON, with provenance) and a figure. Without a GPU, show the figures recorded on "
+        "the course's H200.",
     )
     transfer.add_argument("--max-size", type=int, default=1024, metavar="MIB",
                           help="largest copy in MiB (default 1024; smaller on small GPUs)")
-    transfer.add_argument("--out", default=".", help="folder for transfer.json and transfer.png (default .)")
+    transfer.add_argument("--out", help="folder for transfer.json and transfer.png (default: nothing written; "
+                          "results/h200 in the course's clone keeps the current ones)")
 
     bench = commands.add_parser(
         "bench",
         help="the course benchmark: every library and formulation, checked, then timed",
         description="Check every formulation against the reference, then time the course workload "
-        "(1080 x 1920, 1000 images x 32 steps) in compute mode and, for the fastest formulation of each "
-        "GPU library, with the images written to HDF5 (in line and overlapped). Prints the table, saves "
-        "the JSON and a bar chart.",
+        "(1000 images x 32 steps on the grid that fits the GPU memory free: 1080 x 1920 where it fits) in "
+        "compute mode and, for the fastest formulation of each GPU library, with the images written to "
+        "HDF5 (in line and overlapped), each case --repeats times. Prints the table (median and range); "
+        "with --out, saves the results (JSON, with provenance) and a bar chart.",
     )
-    bench.add_argument("--quick", action="store_true", help="270 x 480, 100 images: CPU-only machines, small GPUs")
+    bench.add_argument("--quick", action="store_true",
+                       help=f"the small grid ({SMALL.grid}, {SMALL.images} images), as GS_COURSE_SIZE=small")
     bench.add_argument("--only", nargs="+", metavar="WORD", help="only cases whose backend/formulation contains a WORD")
     bench.add_argument("--budget", type=float, default=20.0,
                        help="seconds a slow case may run before its total is extrapolated (default 20)")
-    bench.add_argument("--output-dir", default=".", help="where the HDF5 files go while timed (default .)")
+    bench.add_argument("--repeats", type=int, default=3, help="times each case is timed (default 3)")
+    bench.add_argument("--output-dir", default=tempfile.gettempdir(),
+                       help="where the HDF5 files go while timed, removed after (default: the system's temporary "
+                       f"folder, {tempfile.gettempdir()})")
     bench.add_argument("--no-output", action="store_true", help="compute mode only")
     bench.add_argument("--same-process", action="store_true",
                        help="run every library in this process, not each in its own (they can slow each other)")
-    bench.add_argument("--json", default="bench.json", help="results file (default bench.json)")
-    bench.add_argument("--figure", default="bench.png", help="bar chart (default bench.png)")
+    bench.add_argument("--out", help="folder for bench.json and bench.png (default: nothing written)")
 
     instructor = commands.add_parser(
         "instructor-check",
@@ -95,8 +103,9 @@ def _parser() -> argparse.ArgumentParser:
     )
     instructor.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                             help="only these notebooks of solutions/, by name or number (default: all)")
-    instructor.add_argument("--size", choices=("full", "small"), default="full",
-                            help="grid size for the notebooks (default full, as students on a GPU get)")
+    instructor.add_argument("--size", choices=("auto", *(w.name for w in GRIDS)), default="full",
+                            help="grid for the notebooks (default full; auto: the one the GPU memory free allows, "
+                            "as students get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
 
     kernels = commands.add_parser(
@@ -178,7 +187,19 @@ class _StopBetweenImages:
             raise KeyboardInterrupt
 
 
+def _grid(args: argparse.Namespace) -> None:
+    """-r, -c and -n from the grid the GPU memory free allows (course.choice), where not given."""
+    if None not in (args.rows, args.cols, args.images):
+        return
+    chosen = course.choice()
+    print(chosen.line)
+    args.rows = chosen.workload.rows if args.rows is None else args.rows
+    args.cols = chosen.workload.cols if args.cols is None else args.cols
+    args.images = chosen.workload.images if args.images is None else args.images
+
+
 def _run(args: argparse.Namespace) -> int:
+    _grid(args)
     for name in ("images", "steps"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
@@ -257,7 +278,7 @@ def _probe_isolated(name: str) -> backends.Probe:
     return backends.Probe(name, False, reason=f"crashed while loading: {last}")
 
 
-def _doctor(args: argparse.Namespace) -> int:
+def doctor(require_gpu: bool = False) -> int:
     print(f"Python {platform.python_version()} ({sys.executable}), gs-course {__version__}")
     for gpu in gpus():
         print(
@@ -279,10 +300,16 @@ def _doctor(args: argparse.Namespace) -> int:
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
     on_gpu = [found.name for found in probes if found.on_gpu]
-    if args.require_gpu and not on_gpu:
+    if require_gpu and not on_gpu:
         print("gs-course: error: --require-gpu: no backend runs on a GPU here", file=sys.stderr)
         return EXIT_FAILURE
     return 0
+
+
+def _out_folder(out: str | None) -> Path | None:
+    if out is not None and not Path(out).is_dir():
+        raise UsageError(f"--out {out} is not a folder")
+    return None if out is None else Path(out)
 
 
 def _transfer(args: argparse.Namespace) -> int:
@@ -290,25 +317,19 @@ def _transfer(args: argparse.Namespace) -> int:
 
     if args.max_size < 1:
         raise UsageError(f"--max-size must be at least 1 MiB, got {args.max_size}")
-    out = Path(args.out)
-    if not out.is_dir():
-        raise UsageError(f"--out {out} is not a folder")
+    out = _out_folder(args.out)
     try:
-        results = transfer.measure(args.max_size * transfer.MIB, log=lambda m: print(f"  {m}", file=sys.stderr))
+        results = transfer.run(args.max_size * transfer.MIB, log=lambda m: print(f"  {m}", file=sys.stderr))
     except transfer.NoGPU as err:
         results = transfer.recorded()
-        note = f"recorded on the course's {results['machine']['gpu']}, not this machine"
-        print(f"{err}\nNothing was measured here. The course's GPU recorded, on {results['recorded']}:\n")
+        print(f"{err}\nNothing was measured here. The course's GPU recorded ({transfer.label(results)}):\n")
         print(transfer.table(results))
-        figure = out / "transfer-recorded.png"
-        transfer.figure(results, note).savefig(figure, dpi=120)
-        print(f"\nsaved the recorded figures to {figure}")
         return 0
     print(transfer.table(results))
-    json_path = transfer.save(results, out / "transfer.json")
-    figure = out / "transfer.png"
-    transfer.figure(results).savefig(figure, dpi=120)
-    print(f"\nsaved {json_path} and {figure}")
+    if out is not None:
+        transfer.save(results, out / "transfer.json")
+        transfer.figure(results).savefig(out / "transfer.png", dpi=120)
+        print(f"\nsaved {out / 'transfer.json'} and {out / 'transfer.png'}")
     return 0
 
 
@@ -317,64 +338,42 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.budget <= 0:
         raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
+    if args.repeats < 1:
+        raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
     output_dir = None if args.no_output else Path(args.output_dir)
     if output_dir is not None and not output_dir.is_dir():
         raise UsageError(f"--output-dir {output_dir} is not a folder")
-    for path in (args.json, args.figure):
-        check_writable(path)
-    workload = bench.QUICK if args.quick else bench.FULL
-    results = bench.run(workload, args.budget, args.only, output_dir, isolate=not args.same_process)
+    out = _out_folder(args.out)
+    if args.quick:
+        workload = SMALL
+    else:
+        chosen = course.choice()
+        print(chosen.line)
+        workload = chosen.workload
+    results = bench.run(workload, args.budget, args.only, output_dir, isolate=not args.same_process,
+                        repeats=args.repeats)
     print()
     print(bench.table(results))
-    bench.save(results, args.json)
-    bench.figure(results).savefig(args.figure, dpi=120)
-    print(f"\nsaved {args.json} and {args.figure}")
+    if out is not None:
+        bench.save(results, out / "bench.json")
+        bench.figure(results).savefig(out / "bench.png", dpi=120)
+        print(f"\nsaved {out / 'bench.json'} and {out / 'bench.png'}")
     failed = [c["name"] for c in results["cases"] if c["status"] != "ok"]
     if failed:
         print(f"gs-course: error: not timed: {', '.join(failed)}", file=sys.stderr)
     return EXIT_FAILURE if failed else 0
 
 
-def select_notebooks(solved: list[Path], wanted: list[str]) -> list[Path]:
-    """The notebooks named by file name, with or without .ipynb, or by their number ("1")."""
-    chosen = []
-    for name in wanted:
-        stem = Path(name).name.removesuffix(".ipynb")
-        found = [path for path in solved if path.stem == stem or path.stem.startswith(stem + "_")]
-        if len(found) != 1:
-            names = ", ".join(path.name for path in solved)
-            raise UsageError(f"no single notebook {name!r} in solutions/; the notebooks are {names}")
-        chosen += [path for path in found if path not in chosen]
-    return chosen
-
-
 def _instructor_check(args: argparse.Namespace) -> int:
-    from .notebooks import ROOT
+    from . import instructor
 
-    solved = sorted((ROOT / "solutions").glob("*.ipynb"))
-    if not solved:
-        raise UsageError(f"no notebooks in {ROOT / 'solutions'}: run this from a clone of the course repository")
-    if args.notebooks:
-        solved = select_notebooks(solved, args.notebooks)
     if args.summary:
         check_writable(args.summary)
-    _doctor(argparse.Namespace(require_gpu=False))
-    gpu = ", ".join(g.name for g in gpus()) or "none (CPU)"
-    rows = []
-    for notebook in solved:
-        print(f"\nrunning {notebook.name} ({args.size} size) ...", flush=True)
-        start = time.perf_counter()
-        with GpuMemoryPeak() as memory:
-            done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
-                                  cwd=ROOT, env={**os.environ, "GS_COURSE_SIZE": args.size})
-        peak = f"{memory.mib:,} MiB" if memory.mib is not None else "not measured" if gpus() else "no GPU"
-        rows.append((notebook.name, "pass" if done.returncode == 0 else "FAIL", time.perf_counter() - start, peak))
-    table = ["| notebook | result | run time | GPU | peak GPU memory |", "|---|---|---|---|---|"]
-    table += [f"| {name} | {result} | {seconds:.0f} s | {gpu} | {peak} |" for name, result, seconds, peak in rows]
-    print("\n" + "\n".join(table))
-    if args.summary:
-        Path(args.summary).write_text(f"# Instructor check, {args.size} size\n\n" + "\n".join(table) + "\n")
-    return 0 if all(row[1] == "pass" for row in rows) else EXIT_FAILURE
+    try:
+        passed = instructor.check(args.notebooks, args.size, args.summary)
+    except instructor.NotebookError as err:
+        raise UsageError(str(err)) from None
+    return 0 if passed else EXIT_FAILURE
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -419,7 +418,7 @@ def _notebooks(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    command = {"run": _run, "doctor": _doctor, "transfer": _transfer, "bench": _bench,
+    command = {"run": _run, "doctor": lambda args: doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
                "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks}[args.command]
     try:
         return command(args)

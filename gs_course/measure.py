@@ -177,16 +177,18 @@ def format_range(median: float, low: float, high: float) -> str:
 
 
 def timed(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
-          synchronize: Callable[[], object] | None = None) -> Samples:
+          synchronize: Callable[[], object] | None = None, after: Callable[[], object] | None = None) -> Samples:
     """Call `fn` `warmup` times, then `repeats` times on the clock, and return the samples.
 
     Each call is timed from before `fn()` to after `synchronize()` (when given): libraries that
     queue work on the device return from `fn` early, and the clock must stop where the work is
-    done. The warm-up calls are timed together as `compile_s`.
+    done. `after()` runs after each call off the clock (to time how long a call blocks, and
+    only then wait for its work). The warm-up calls are timed together as `compile_s`.
     """
     if repeats < 1 or warmup < 0:
         raise ValueError(f"repeats must be >= 1 and warmup >= 0, got {repeats} and {warmup}")
     wait = synchronize or (lambda: None)
+    settle = after or (lambda: None)
     compile_s = None
     if warmup:
         start = time.perf_counter()
@@ -194,12 +196,14 @@ def timed(fn: Callable[[], object], repeats: int = 5, warmup: int = 1,
             fn()
             wait()
         compile_s = time.perf_counter() - start
+        settle()
     seconds = []
     for _ in range(repeats):
         start = time.perf_counter()
         fn()
         wait()
         seconds.append(time.perf_counter() - start)
+        settle()
     return Samples(tuple(seconds), compile_s)
 
 
@@ -334,17 +338,29 @@ class ResultError(ValueError):
     """A file that is not the result asked for: one line says what it is instead."""
 
 
-def write(kind: str, payload: dict, path: str | Path, *, schema: int = 1, prov: dict | None = None,
-          command: str | None = None) -> Path:
-    """Write `payload` as JSON with its kind, schema and provenance ahead of it; returns the path."""
+def record(kind: str, payload: dict, *, schema: int = 1, prov: dict | None = None,
+           command: str | None = None) -> dict:
+    """`payload` with its kind, schema and provenance ahead of it: what a result file holds."""
     reserved = {"kind", "schema", "provenance"} & payload.keys()
     if reserved:
-        raise ValueError(f"the payload may not set {', '.join(sorted(reserved))}: write() does")
+        raise ValueError(f"the payload may not set {', '.join(sorted(reserved))}: record() does")
+    return {"kind": kind, "schema": schema, "provenance": prov or provenance(command), **payload}
+
+
+def save(result: dict, path: str | Path) -> Path:
+    """Write a `record()` as JSON (its folder made if need be); returns the path."""
+    if not {"kind", "schema", "provenance"} <= result.keys():
+        raise ValueError("only a measure.record() can be saved: it says what it is and where it came from")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    record = {"kind": kind, "schema": schema, "provenance": prov or provenance(command), **payload}
-    path.write_text(json.dumps(record, indent=1) + "\n")
+    path.write_text(json.dumps(result, indent=1) + "\n")
     return path
+
+
+def write(kind: str, payload: dict, path: str | Path, *, schema: int = 1, prov: dict | None = None,
+          command: str | None = None) -> Path:
+    """`save(record(...), path)`: the payload written with its kind, schema and provenance."""
+    return save(record(kind, payload, schema=schema, prov=prov, command=command), path)
 
 
 def load(path: str | Path, kind: str, schema: int = 1) -> dict:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
-import time
 from collections.abc import Callable
 
 from .backends import Simulation
+from .measure import Stopwatch
 from .output import FrameWriter
 
 
@@ -43,15 +43,14 @@ def simulate(
     clock still stops only once the device has finished.
     """
     report = RunReport(0, steps_per_image, 0.0, 0.0)
-    start = time.perf_counter()
+    clock = Stopwatch()
     for image in range(images):
         simulation.advance(steps_per_image)
         if writer is not None:
             writer.write(simulation.fetch_v())
-        if image == 0 or image == images - 1:
-            simulation.synchronize()
+        ends_a_lap = image == 0 or image == images - 1
         report.images = image + 1
-        report.total_s = time.perf_counter() - start
+        report.total_s = clock.elapsed(simulation.synchronize if ends_a_lap else None)
         if image == 0:
             report.first_image_s = report.total_s
         if on_image is not None:

@@ -1,47 +1,40 @@
 """The PCIe toll: how fast data crosses between host and GPU, next to the GPU's own memory.
 
-The GPU day's first lesson is a number: an H200 reads and writes its own memory at about 4 TB/s
-but is fed through a link of tens of GB/s. `measure()` times, on this machine's GPU (with CuPy):
+The GPU day's first lesson is a number: a GPU reads and writes its own memory one to two orders
+of magnitude faster than it is fed through its link to the host. `measure()` times, on this
+machine's GPU (with CuPy):
 
 - host -> device and device -> host copies from 4 KiB to 1 GiB, from pageable (ordinary NumPy)
   and from pinned (page-locked) host memory, and the latency of a 4-byte copy;
 - a device -> device copy (the GPU's own bandwidth, counting bytes read and written);
 - how long an asynchronous copy call blocks Python, from pinned and from pageable memory;
-- one Gray-Scott image (1080 x 1920 float32) brought back, to price "V every step" against
-  "V once" for the course benchmark's 32,000 steps;
+- one image of the course's grid (`measure.FULL`) brought back, to price "V every step" against
+  "V once" over the course benchmark's steps;
 - a pipeline of chunks (copy in, kernel, copy out), first on one stream, then spread over three
   so that the copies of one chunk overlap the kernel of another.
 
-Every time is the median of several runs after warm-up, with the stream synchronised (wall clock)
-or measured with CUDA events (device copy, pipeline). Without a GPU, `recorded()` gives the
-figures measured on the course's H200, labelled as such: never invented numbers.
+Every figure keeps its repeats (`measure.Samples`: median and range), timed after warm-up with
+the stream synchronised (wall clock) or with CUDA events (device copy, pipeline). Without a GPU,
+`recorded()` gives the course GPU's current result file (results/h200/transfer.json, shipped in
+the package), labelled as such: never invented numbers.
 """
 
 from __future__ import annotations
 
-import datetime
-import json
-import platform
-import statistics
-import time
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
 
-from . import __version__
-from . import results as result_files
+from . import measure
+from .measure import FULL, Samples
 
-SCHEMA = 1
+KIND, SCHEMA = "transfer", 2
 KIB, MIB, GIB = 2**10, 2**20, 2**30
 #: Transfer sizes: 4 KiB to 1 GiB, by factors of 4.
 SIZES = tuple(4 * KIB * 4**k for k in range(10))
 DIRECTIONS = ("host_to_device", "device_to_host")
 MEMORIES = ("pageable", "pinned")
-#: The course benchmark: 1080 x 1920 float32 images, 32,000 steps; a step reads U and V and writes them.
-FRAME_SHAPE = (1080, 1920)
-BENCHMARK_STEPS = 32_000
-BYTES_PER_STEP = 4 * FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
 RECORDED = "transfer-h200.json"
 
 
@@ -50,31 +43,20 @@ class NoGPU(RuntimeError):
 
 
 def recorded() -> dict:
-    """The measurements recorded on the course's H200 (see `machine` and `recorded` inside)."""
-    return json.loads(resources.files("gs_course").joinpath("data", RECORDED).read_text())
+    """The course GPU's transfer results (see `provenance` inside)."""
+    with resources.as_file(resources.files("gs_course").joinpath("data", RECORDED)) as path:
+        return load(path)
 
 
 def load(path: str | Path) -> dict:
-    """A transfer results file, read back after checking its schema."""
-    return result_files.load(path, "transfer", SCHEMA)
+    """A transfer results file, read back after checking its kind and schema."""
+    return measure.load(path, KIND, SCHEMA)
 
 
-save = result_files.save
+save = measure.save
 
 
 # --- measuring (CuPy, on a GPU) -----------------------------------------------------------------
-
-
-def _median_seconds(run, repeats: int, warmup: int = 2) -> float:
-    """Median wall-clock time of `run()`, which must return only once the device is done."""
-    for _ in range(warmup):
-        run()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        run()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def _repeats(nbytes: int) -> int:
@@ -105,22 +87,18 @@ class CopyBench:
             self.device.data.copy_to_host_async(pointer, nbytes, self.stream)
         self.stream.synchronize()
 
-    def call_return_seconds(self, memory: str, nbytes: int) -> float:
-        """How long an asynchronous host -> device call keeps Python waiting (median of 5).
+    def call_return(self, memory: str, nbytes: int, repeats: int = 5) -> Samples:
+        """How long an asynchronous host -> device call keeps Python waiting.
 
         From pinned memory the call returns at once and the copy engine works on alone; from
         pageable memory the driver must stage the data, so the 'asynchronous' call waits for it.
         """
         pointer = self.host[memory].ctypes.data
-        times = []
-        for _ in range(6):
-            start = time.perf_counter()
-            self.device.data.copy_from_host_async(pointer, nbytes, self.stream)
-            times.append(time.perf_counter() - start)
-            self.stream.synchronize()
-        return statistics.median(times[1:])
+        return measure.timed(lambda: self.device.data.copy_from_host_async(pointer, nbytes, self.stream),
+                             repeats, warmup=1, after=self.stream.synchronize)
 
-    def device_copy_seconds(self, nbytes: int, repeats: int = 10) -> float:
+    def device_copy(self, nbytes: int, repeats: int = 10) -> Samples:
+        """A device -> device copy of `nbytes`, timed with CUDA events on the stream."""
         cp = self.cp
         start, end = cp.cuda.Event(), cp.cuda.Event()
         times = []
@@ -131,7 +109,7 @@ class CopyBench:
             end.synchronize()
             if i >= 2:
                 times.append(cp.cuda.get_elapsed_time(start, end) / 1e3)
-        return statistics.median(times)
+        return Samples.of(times)
 
 
 def _busy_kernel(cp):
@@ -156,9 +134,10 @@ def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
 
     # Calibrate the kernel to last about as long as one chunk's copy in.
     bench = CopyBench(cp, chunk_bytes)
-    copy_s = _median_seconds(lambda: bench.copy("host_to_device", "pinned", chunk_bytes), 5)
+    copy_s = measure.timed(lambda: bench.copy("host_to_device", "pinned", chunk_bytes), 5).median
     probe_iterations = 64
-    kernel_s = _median_seconds(lambda: (busy(dev_in[0], probe_iterations, dev_out[0]), cp.cuda.Device().synchronize()), 5)
+    kernel_s = measure.timed(lambda: busy(dev_in[0], probe_iterations, dev_out[0]), 5,
+                             synchronize=cp.cuda.Device().synchronize).median
     iterations = max(1, int(probe_iterations * copy_s / kernel_s))
 
     def run(streams) -> dict:
@@ -206,29 +185,13 @@ def _pipeline(cp, chunks: int, chunk_bytes: int) -> dict:
 
 
 def _median_run(run, streams, repeats: int = 5) -> dict:
-    """The run whose total time is the median of `repeats`, with its timeline."""
+    """The run whose total time is the median of `repeats`, with its timeline, and every total."""
     runs = sorted((run(streams) for _ in range(repeats)), key=lambda r: r["seconds"])
-    return runs[repeats // 2]
+    return {**runs[repeats // 2], **Samples.of(r["seconds"] for r in runs).as_dict()}
 
 
-def machine() -> dict:
-    import cupy as cp
-
-    from .devices import gpus
-
-    gpu = next(iter(gpus()), None)
-    return {
-        "gpu": cp.cuda.runtime.getDeviceProperties(0)["name"].decode(),
-        "driver": gpu.driver if gpu else None,
-        "cuda_driver": gpu.cuda if gpu else None,
-        "cupy": cp.__version__,
-        "host": platform.node(),
-        "python": platform.python_version(),
-        "gs_course": __version__,
-    }
-
-
-def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes: int = 32 * MIB, log=None) -> dict:
+def run(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes: int = 32 * MIB,
+                      log=None, command: str | None = None) -> dict:
     """Measure everything listed in the module's docstring on GPU 0 (a few tens of seconds)."""
     from .backends import probe
 
@@ -243,59 +206,58 @@ def measure(max_bytes: int = GIB, pipeline_chunks: int = 8, pipeline_chunk_bytes
     max_bytes = min(max_bytes, free_device // 4, host_memory_available() // 4)
     sizes = [size for size in SIZES if size <= max_bytes]
     log = log or (lambda message: None)
-    frame_bytes = FRAME_SHAPE[0] * FRAME_SHAPE[1] * 4
-    bench = CopyBench(cp, max(sizes[-1], frame_bytes))
+    bench = CopyBench(cp, max(sizes[-1], FULL.frame_bytes))
+
+    def copy_time(direction: str, memory: str, nbytes: int, repeats: int) -> dict:
+        return measure.timed(lambda: bench.copy(direction, memory, nbytes), repeats, warmup=2).as_dict()
+
     copies = []
     for nbytes in sizes:
         for direction in DIRECTIONS:
             for memory in MEMORIES:
-                repeats = _repeats(nbytes)
-                seconds = _median_seconds(lambda: bench.copy(direction, memory, nbytes), repeats)
                 copies.append({"direction": direction, "memory": memory, "bytes": nbytes,
-                               "seconds": seconds, "repeats": repeats})
+                               **copy_time(direction, memory, nbytes, _repeats(nbytes))})
         log(f"copies of {nbytes / MIB:g} MiB done")
-    latency = {d: _median_seconds(lambda: bench.copy(d, "pinned", 4), 200) for d in DIRECTIONS}
-    frame = {m: _median_seconds(lambda: bench.copy("device_to_host", m, frame_bytes), 20) for m in MEMORIES}
-    device_copy = {"bytes": sizes[-1], "seconds": bench.device_copy_seconds(sizes[-1])}
-    async_call = {"bytes": sizes[-1], **{f"{m}_return_s": bench.call_return_seconds(m, sizes[-1]) for m in MEMORIES}}
+    latency = {d: copy_time(d, "pinned", 4, 200) for d in DIRECTIONS}
+    frame = {m: copy_time("device_to_host", m, FULL.frame_bytes, 20) for m in MEMORIES}
+    device_copy = {"bytes": sizes[-1], **bench.device_copy(sizes[-1]).as_dict()}
+    async_call = {"bytes": sizes[-1], **{m: bench.call_return(m, sizes[-1]).as_dict() for m in MEMORIES}}
     log("pipeline")
     pipeline = _pipeline(cp, pipeline_chunks, min(pipeline_chunk_bytes, max_bytes // pipeline_chunks))
-    return {
-        "schema": SCHEMA,
-        "recorded": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        "machine": machine(),
+    return measure.record(KIND, {
         "copies": copies,
-        "latency_s": latency,
+        "latency": latency,
         "device_copy": device_copy,
         "async_call": async_call,
-        "frame": {"rows": FRAME_SHAPE[0], "cols": FRAME_SHAPE[1], "bytes": frame_bytes, "device_to_host_s": frame},
+        "frame": {"workload": FULL.as_dict(), "bytes": FULL.frame_bytes, "device_to_host": frame},
         "pipeline": pipeline,
-    }
+    }, schema=SCHEMA, command=command)
 
 
 # --- reading the results (no GPU needed) --------------------------------------------------------
 
 
 def bandwidth(results: dict, direction: str, memory: str) -> list[tuple[int, float]]:
-    """(bytes, GB/s) of one kind of copy, by size."""
-    return [(c["bytes"], c["bytes"] / c["seconds"] / 1e9) for c in results["copies"]
+    """(bytes, GB/s) of one kind of copy, by size, from the median time."""
+    return [(c["bytes"], c["bytes"] / c["median_s"] / 1e9) for c in results["copies"]
             if c["direction"] == direction and c["memory"] == memory]
 
 
 def device_bandwidth(results: dict) -> float:
     """The device's own copy bandwidth in GB/s, bytes read plus bytes written."""
     copy = results["device_copy"]
-    return 2 * copy["bytes"] / copy["seconds"] / 1e9
+    return 2 * copy["bytes"] / copy["median_s"] / 1e9
 
 
 def readback_cost(results: dict) -> dict:
     """Seconds spent bringing V to the host, every step or once, over the course benchmark."""
-    frame = results["frame"]["device_to_host_s"]
+    frame = results["frame"]["device_to_host"]
+    workload = measure.Workload.from_dict(results["frame"]["workload"])
     return {
-        "every_step_pageable_s": BENCHMARK_STEPS * frame["pageable"],
-        "every_step_pinned_s": BENCHMARK_STEPS * frame["pinned"],
-        "once_s": frame["pageable"],
-        "memory_floor_of_the_steps_s": BENCHMARK_STEPS * BYTES_PER_STEP / (device_bandwidth(results) * 1e9),
+        "every_step_pageable_s": workload.steps * frame["pageable"]["median_s"],
+        "every_step_pinned_s": workload.steps * frame["pinned"]["median_s"],
+        "once_s": frame["pageable"]["median_s"],
+        "memory_floor_of_the_steps_s": workload.steps * workload.bytes_moved_per_step / (device_bandwidth(results) * 1e9),
     }
 
 
@@ -307,7 +269,21 @@ def _size(nbytes: int) -> str:
 
 
 def label(results: dict) -> str:
-    return f"{results['machine']['gpu']}, {results['recorded']}"
+    return measure.describe(results["provenance"])
+
+
+def _timing(stored: dict) -> str:
+    """Median and range of a stored timing (the median alone where the repeats were not kept)."""
+    if stored.get("min_s") is None:
+        return measure.format_seconds(stored["median_s"])
+    return measure.format_range(stored["median_s"], stored["min_s"], stored["max_s"])
+
+
+def spread(results: dict) -> float | None:
+    """The largest (max - min) / median among the copies: how much the repeats disagreed (None
+    where the repeats were not kept)."""
+    return max(((c["max_s"] - c["min_s"]) / c["median_s"] for c in results["copies"] if c.get("min_s") is not None),
+               default=None)
 
 
 def table(results: dict) -> str:
@@ -316,26 +292,29 @@ def table(results: dict) -> str:
     by_kind = {kind: dict(bandwidth(results, *kind)) for kind in columns}
     sizes = sorted({c["bytes"] for c in results["copies"]})
     names = {"host_to_device": "H->D", "device_to_host": "D->H"}
-    lines = [f"Copies between host and GPU, GB/s (median; {label(results)})",
+    lines = [f"Copies between host and GPU, GB/s (median of the repeats; {label(results)})",
              f"{'size':>9}" + "".join(f"{names[d] + ' ' + m:>16}" for d, m in columns)]
     for size in sizes:
         lines.append(f"{_size(size):>9}" + "".join(f"{by_kind[kind][size]:>16.2f}" for kind in columns))
-    latency = results["latency_s"]
+    if spread(results) is not None:
+        lines.append(f"(the repeats of a copy lay within {spread(results):.0%} of their median, at worst)")
+    latency = results["latency"]
     device = device_bandwidth(results)
     best_link = max(bw for kind in columns for _, bw in bandwidth(results, *kind))
     pipe = results["pipeline"]
     cost = readback_cost(results)
+    frame = measure.Workload.from_dict(results["frame"]["workload"])
     lines += [
-        f"latency of a 4-byte copy: H->D {latency['host_to_device'] * 1e6:.1f} us, "
-        f"D->H {latency['device_to_host'] * 1e6:.1f} us",
+        f"latency of a 4-byte copy: H->D {_timing(latency['host_to_device'])}, "
+        f"D->H {_timing(latency['device_to_host'])}",
         f"an asynchronous copy of {_size(results['async_call']['bytes'])} keeps Python waiting "
-        f"{results['async_call']['pinned_return_s'] * 1e6:.0f} us from pinned memory (the copy runs on alone), "
-        f"{results['async_call']['pageable_return_s'] * 1e3:.1f} ms from pageable memory (the call waits for the copy)",
+        f"{_timing(results['async_call']['pinned'])} from pinned memory (the copy runs on alone), "
+        f"{_timing(results['async_call']['pageable'])} from pageable memory (the call waits for the copy)",
         f"device -> device copy: {device:.0f} GB/s (read + write), {device / best_link:.0f} x the best link figure",
         f"pipeline of {pipe['chunks']} chunks of {_size(pipe['chunk_bytes'])} (copy in, kernel, copy out): "
-        f"one stream {pipe['serial']['seconds'] * 1e3:.1f} ms, three streams "
-        f"{pipe['overlapped']['seconds'] * 1e3:.1f} ms ({pipe['serial']['seconds'] / pipe['overlapped']['seconds']:.1f} x faster)",
-        f"V of a {FRAME_SHAPE[0]} x {FRAME_SHAPE[1]} grid to the host, over {BENCHMARK_STEPS:,} steps: every step "
+        f"one stream {_timing(pipe['serial'])}, three streams {_timing(pipe['overlapped'])} "
+        f"({pipe['serial']['median_s'] / pipe['overlapped']['median_s']:.1f} x faster)",
+        f"V of a {frame.grid} grid to the host, over {frame.steps:,} steps: every step "
         f"{cost['every_step_pageable_s']:.1f} s (pageable) or {cost['every_step_pinned_s']:.1f} s (pinned); "
         f"once {cost['once_s'] * 1e3:.1f} ms; the steps themselves need at least "
         f"{cost['memory_floor_of_the_steps_s']:.2f} s (memory bandwidth)",

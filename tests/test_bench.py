@@ -1,16 +1,15 @@
 """The benchmark harness on a tiny workload: every case checked before it is timed, wrong answers
 reported as failures, the table, the JSON and the chart built from the results."""
 
-import dataclasses
 import json
 
 import pytest
 
-from gs_course import backends, bench
+from gs_course import backends, bench, cli
 from gs_course.backends.numpy_backend import NumpySlices
 from gs_course.cli import main
 
-TINY = bench.Workload(rows=40, cols=56, images=4, steps_per_image=8)
+TINY = bench.Workload(rows=40, cols=56, images=4, steps_per_image=8, name="tiny")
 #: The output modes run for JAX's fastest formulation: stacked on a GPU, slices on a CPU.
 JAX_FASTEST = f"jax/{backends.load('jax').FASTEST}"
 
@@ -36,7 +35,7 @@ def results(tmp_path_factory):
     with pytest.MonkeyPatch.context() as patch:
         patch.setitem(backends.load("numpy").FORMULATIONS, "dt-bug", _DtOnFeedOnly)
         return bench.run(TINY, budget_s=1e-6, only=["numpy", "jax/slices", JAX_FASTEST], output_dir=folder,
-                         log=lambda line: None, isolate=False)
+                         log=lambda line: None, isolate=False, repeats=2)
 
 
 def _case(results, name):
@@ -51,6 +50,8 @@ def test_every_selected_case_is_checked_then_timed(results):
         case = _case(results, name)
         assert case["status"] == "ok" and case["check_error"] <= bench.PARITY_ATOL
         assert case["seconds"] > 0 and case["compile_s"] > 0
+        assert case["repeats"] == len(case["samples_s"]) == 2
+        assert case["min_s"] <= case["seconds"] <= case["max_s"]
         assert case["us_per_step"] == pytest.approx(case["seconds"] / TINY.steps * 1e6)
 
 
@@ -66,7 +67,7 @@ def test_slow_cases_are_extrapolated_and_labelled(results):
 
 
 def test_output_modes_run_against_writing_alone(results):
-    assert results["output"]["write_alone_s"] > 0
+    assert results["output"]["seconds"] > 0 and results["output"]["repeats"] == 2
     for mode in ("output in line", "output overlapped"):
         case = _case(results, f"{JAX_FASTEST}, {mode}")
         assert case["status"] == "ok" and case["seconds"] > 0 and not case["extrapolated"]
@@ -74,10 +75,12 @@ def test_output_modes_run_against_writing_alone(results):
 
 def test_table_chart_and_json(results, tmp_path):
     text = bench.table(results)
-    assert "40 x 56 float32, 4 images x 8 steps = 32 steps" in text
+    assert "40 x 56 float32, 4 images x 8 steps = 32 steps" in text and "median (range) of 2 repeats" in text
+    slices = _case(results, "numpy/slices")
+    assert bench.measure.format_range(slices["seconds"], slices["min_s"], slices["max_s"]) in text
     assert "numpy/dt-bug" in text and "wrong: " in text
     assert "A100" not in text, "the A100 table's figures are for the full workload only"
-    as_if_full = {**results, "workload": dataclasses.asdict(bench.FULL)}
+    as_if_full = {**results, "workload": bench.FULL.as_dict()}
     assert "A100: 377 s (best CPU, day 5)" in bench.table(as_if_full)
     assert "* extrapolated" in text
     fig = bench.figure(results)
@@ -86,30 +89,40 @@ def test_table_chart_and_json(results, tmp_path):
     assert len(fig.axes[0].patches) == len(timed)
     bench.save(results, tmp_path / "b.json")
     assert bench.load(tmp_path / "b.json") == json.loads(json.dumps(results))
-    (tmp_path / "bad.json").write_text("{}")
-    with pytest.raises(ValueError, match="not a gs-course benchmark result"):
-        bench.load(tmp_path / "bad.json")
+    assert "| numpy/slices |" in bench.markdown(results)
+
+
+def test_a_transfer_result_given_as_a_benchmark_gets_one_line(tmp_path):
+    from gs_course import transfer
+
+    transfer.save(transfer.recorded(), tmp_path / "t.json")
+    with pytest.raises(bench.measure.ResultError, match=r"t.json is a gs-course transfer result, not a bench result$"):
+        bench.load(tmp_path / "t.json")
 
 
 def test_bench_command_runs_each_library_in_its_own_process(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(bench, "QUICK", TINY)
-    args = ["bench", "--quick", "--only", "numpy/slices", "jax/slices", "--budget", "0.05",
-            "--output-dir", str(tmp_path), "--json", str(tmp_path / "b.json"), "--figure", str(tmp_path / "b.png")]
+    monkeypatch.setattr(cli, "SMALL", TINY)
+    monkeypatch.chdir(tmp_path)
+    out_dir = tmp_path / "results"
+    out_dir.mkdir()
+    args = ["bench", "--quick", "--only", "numpy/slices", "jax/slices", "--budget", "0.05", "--repeats", "2",
+            "--output-dir", str(tmp_path), "--out", str(out_dir)]
     assert main(args) == 0
     out = capsys.readouterr().out
     assert "The course benchmark: 40 x 56" in out and "each library in its own process" in out
-    assert f"saved {tmp_path / 'b.json'}" in out
-    results = bench.load(tmp_path / "b.json")
+    assert f"saved {out_dir / 'bench.json'}" in out
+    results = bench.load(out_dir / "bench.json")
     names = [c["name"] for c in results["cases"]]
     assert names[:2] == ["numpy/slices", "jax/slices"] and all(c["status"] == "ok" for c in results["cases"])
-    assert results["machine"]["libraries"]["numpy"] and results["isolated"]
-    assert (tmp_path / "b.png").stat().st_size > 5000
-    assert not list(tmp_path.glob("gs-course-bench-*")), "the HDF5 files of the run are removed"
+    assert results["backends"]["numpy"] and results["isolated"] and results["provenance"]["command"]
+    assert (out_dir / "bench.png").stat().st_size > 5000
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results"], "nothing else written, HDF5 files removed"
 
 
 @pytest.mark.parametrize("args, message", [(["--budget", "0"], "--budget must be > 0"),
                                            (["--output-dir", "/no/such"], "--output-dir /no/such is not a folder"),
-                                           (["--json", "/no/such/b.json"], "folder /no/such does not exist")])
+                                           (["--out", "/no/such"], "--out /no/such is not a folder"),
+                                           (["--repeats", "0"], "--repeats must be at least 1")])
 def test_bench_bad_input(args, message, capsys):
     assert main(["bench", "--quick", *args]) == 2
     assert message in capsys.readouterr().err
@@ -122,6 +135,7 @@ def test_a_backend_that_only_rules_out_by_name_is_not_even_loaded():
     assert bench._may_select("cupynumeric", ["cupynumeric/"]) and not bench._may_select("cupy", ["cupynumeric/"])
     assert bench._may_select("cupy", ["y/s"])  # "cupy/slices" contains it
     assert bench._may_select("torch", ["slices"]) and bench._may_select("torch", None)
-    results = bench.run(TINY, budget_s=1e-6, only=["numpy/"], output_dir=None, log=lambda line: None, isolate=False)
-    assert set(results["machine"]["libraries"]) == {"numpy"} and results["unavailable"] == {}
+    results = bench.run(TINY, budget_s=1e-6, only=["numpy/"], output_dir=None, log=lambda line: None, isolate=False,
+                        repeats=1)
+    assert set(results["backends"]) == {"numpy"} and results["unavailable"] == {}
     assert [c["name"] for c in results["cases"]] == ["numpy/slices"]

@@ -22,17 +22,17 @@ def _assert_physics(results, largest):
         pinned = dict(transfer.bandwidth(results, direction, "pinned"))
         assert all(gbps > 0 for gbps in [*pageable.values(), *pinned.values()])
         assert pinned[largest] >= pageable[largest], direction
-    best_link = max(c["bytes"] / c["seconds"] / 1e9 for c in results["copies"])
+    best_link = max(c["bytes"] / c["median_s"] / 1e9 for c in results["copies"])
     assert transfer.device_bandwidth(results) > 10 * best_link
     pipeline = results["pipeline"]
-    assert pipeline["overlapped"]["seconds"] < 0.9 * pipeline["serial"]["seconds"]
-    assert 0 < results["latency_s"]["host_to_device"] < 1e-3
-    assert results["async_call"]["pinned_return_s"] < results["async_call"]["pageable_return_s"]
+    assert pipeline["overlapped"]["median_s"] < 0.9 * pipeline["serial"]["median_s"]
+    assert 0 < results["latency"]["host_to_device"]["median_s"] < 1e-3
+    assert results["async_call"]["pinned"]["median_s"] < results["async_call"]["pageable"]["median_s"]
 
 
 def test_recorded_measurements_are_the_course_h200s_and_obey_physics(recorded):
-    assert recorded["schema"] == transfer.SCHEMA and "H200" in recorded["machine"]["gpu"]
-    assert recorded["recorded"].startswith("2026-")
+    assert recorded["kind"] == "transfer" and recorded["schema"] == transfer.SCHEMA
+    assert "H200" in recorded["provenance"]["gpu"] and recorded["provenance"]["date"].startswith("2026-")
     assert {(c["direction"], c["memory"]) for c in recorded["copies"]} == {
         (d, m) for d in transfer.DIRECTIONS for m in transfer.MEMORIES}
     _assert_physics(recorded, max(transfer.SIZES))
@@ -44,15 +44,15 @@ def test_table_shows_every_size_and_the_lessons(recorded):
         assert f"\n{size:>9}" in text
     one_gib_pinned_h2d = dict(transfer.bandwidth(recorded, "host_to_device", "pinned"))[transfer.GIB]
     assert f"{one_gib_pinned_h2d:.2f}" in text
-    assert recorded["machine"]["gpu"] in text and recorded["recorded"] in text
+    assert recorded["provenance"]["gpu"] in text and recorded["provenance"]["date"] in text
     assert "latency of a 4-byte copy" in text and "device -> device copy" in text
     assert "three streams" in text and "32,000 steps: every step" in text
 
 
 def test_readback_every_step_costs_32000_frames(recorded):
     cost = transfer.readback_cost(recorded)
-    frame = recorded["frame"]["device_to_host_s"]
-    assert cost["every_step_pageable_s"] == pytest.approx(32_000 * frame["pageable"])
+    frame = recorded["frame"]["device_to_host"]
+    assert cost["every_step_pageable_s"] == pytest.approx(32_000 * frame["pageable"]["median_s"])
     assert cost["every_step_pinned_s"] < cost["every_step_pageable_s"]
     assert cost["once_s"] * 1000 < cost["every_step_pinned_s"]
     assert 0.1 < cost["memory_floor_of_the_steps_s"] < 1  # about 0.25 s on an H200
@@ -78,14 +78,26 @@ def test_load_refuses_other_json(tmp_path, recorded):
         transfer.load(tmp_path / "bad.json")
 
 
-def test_without_a_gpu_the_command_says_so_and_shows_the_recorded_figures(tmp_path, capsys):
+def test_the_packaged_figures_are_the_current_result_file():
+    """Students without a GPU see results/h200/transfer.json itself, not a copy that can drift."""
+    from importlib import resources
+
+    from gs_course import measure
+
+    packaged = resources.files("gs_course").joinpath("data", transfer.RECORDED).read_text()
+    assert packaged == (measure.ROOT / "results" / "h200" / "transfer.json").read_text()
+
+
+def test_without_a_gpu_the_command_says_so_shows_the_recorded_figures_and_writes_nothing(tmp_path, capsys,
+                                                                                          monkeypatch):
     if backends.probe("cupy").ok:
         pytest.skip("a GPU is here: the command measures instead")
+    monkeypatch.chdir(tmp_path)
     assert main(["transfer", "--out", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.startswith("no GPU to measure: ") and "Nothing was measured here." in out
-    assert "The course's GPU recorded, on 2026-11-30" in out and "Copies between host and GPU" in out
-    assert (tmp_path / "transfer-recorded.png").exists() and not (tmp_path / "transfer.json").exists()
+    assert "The course's GPU recorded (NVIDIA H200" in out and "Copies between host and GPU" in out
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.mark.parametrize("args, message", [(["--max-size", "0"], "--max-size must be at least 1 MiB"),
@@ -99,7 +111,9 @@ def test_transfer_bad_input(args, message, capsys):
 def test_measurements_on_this_gpu_obey_physics(tmp_path):
     if not backends.probe("cupy").ok:
         pytest.skip("no GPU")
-    results = transfer.measure(64 * transfer.MIB, pipeline_chunks=6, pipeline_chunk_bytes=8 * transfer.MIB)
+    results = transfer.run(64 * transfer.MIB, pipeline_chunks=6, pipeline_chunk_bytes=8 * transfer.MIB)
     _assert_physics(results, 64 * transfer.MIB)
+    assert all(c["repeats"] == len(c["samples_s"]) and c["min_s"] <= c["median_s"] <= c["max_s"]
+               for c in results["copies"])
     transfer.save(results, tmp_path / "t.json")
-    assert transfer.load(tmp_path / "t.json")["machine"]["gpu"] == results["machine"]["gpu"]
+    assert transfer.load(tmp_path / "t.json")["provenance"]["gpu"] == results["provenance"]["gpu"]

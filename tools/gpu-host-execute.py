@@ -2,7 +2,8 @@
 
 nbval (`gs-course instructor-check`) compares a notebook's outputs but keeps none; the figures a
 notebook prints on the GPU (its timings, what JAX's allocator used) come back this way, as
-$OUT/gpu-NAME.ipynb, to be committed under results/.
+$OUT/executed/NAME.ipynb with the run's provenance in its metadata: results/h200/executed/NAME.ipynb
+(the last run only; git's history keeps the earlier ones).
 
     GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/1_Python_GPU_JAX.ipynb ...
 """
@@ -14,7 +15,9 @@ from pathlib import Path
 import nbclient
 import nbformat
 
-out = Path(os.environ.get("OUT", "gpu-results"))
+from gs_course import measure
+
+out = Path(os.environ.get("OUT", "gpu-results")) / "executed"
 out.mkdir(parents=True, exist_ok=True)
 failed = 0
 for name in sys.argv[1:]:
@@ -26,10 +29,9 @@ for name in sys.argv[1:]:
     except nbclient.exceptions.CellExecutionError as err:
         failed += 1
         print(f"{name}: a cell failed\n{err}")
-    notebook.metadata["gpu_host_run"] = {"size": os.environ.get("GS_COURSE_SIZE", "(default)"),
-                                         "date": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
-                                         "commit": os.environ.get("COMMIT", "unknown"),
+    notebook.metadata["gpu_host_run"] = {**measure.provenance(command=f"tools/gpu-host-execute.py {name}"),
+                                         "size": os.environ.get("GS_COURSE_SIZE", "(chosen from the memory free)"),
                                          "seconds": round(time.perf_counter() - start, 1)}
-    nbformat.write(notebook, out / f"gpu-{Path(name).name}")
-    print(f"{name}: {time.perf_counter() - start:.0f} s -> {out / ('gpu-' + Path(name).name)}")
+    nbformat.write(notebook, out / Path(name).name)
+    print(f"{name}: {time.perf_counter() - start:.0f} s -> {out / Path(name).name}")
 sys.exit(1 if failed else 0)

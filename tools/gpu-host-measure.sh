@@ -3,9 +3,10 @@
 # files in $OUT, with what ran, when and on which GPU.
 #
 #   COMMIT=<git hash> bash tools/gpu-host-measure.sh NAME gs-course-arguments...
-#   e.g. bash tools/gpu-host-measure.sh bench bench --json '$OUT/bench.json' --figure '$OUT/bench.png'
+#   e.g. bash tools/gpu-host-measure.sh bench bench --out '$OUT'      (results/h200/bench.*)
+#        bash tools/gpu-host-measure.sh transfer transfer --out '$OUT' (results/h200/transfer.*)
 #
-# writes $OUT/NAME.txt. Expects the wheels of ../shared/gpu/pack-wheels.sh already on the host.
+# writes $OUT/NAME.txt; the JSON files carry their own provenance (gs_course.measure). Expects the wheels of ../shared/gpu/pack-wheels.sh already on the host.
 set -uo pipefail
 out=${OUT:-gpu-results}
 mkdir -p "$out"

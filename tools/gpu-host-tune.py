@@ -1,18 +1,16 @@
 """Tuning runs for the fastest formulations, on the GPU test host: which shape of the CuPy strip
-kernel and which JAX step formulation are fastest on the benchmark's workload (1080 x 1920, 32,000 steps).
+kernel and which JAX step formulation are fastest on the benchmark's workload (measure.FULL).
 
-    COMMIT=<hash> python3 tools/gpu-host-tune.py > $OUT/tune.txt
+    COMMIT=<hash> python3 tools/gpu-host-tune.py > $OUT/tune.txt   (results/h200/tune.txt)
 
 Each variant is checked against the float64 reference, then timed, by the benchmark's own
-functions (bench.check_simulation, bench.time_simulation): the first image (compilation) apart,
-the clock stopped once V is on the host. (The runs at 4011683 and 0a7aa26 timed with a loop of
-their own that stopped at a synchronize instead.)
-The numbers chose the defaults of gs_course (cupy_backend.STRIPS, jax_backend.FASTEST). The runs
-at 4011683 and 0a7aa26 also timed a kernel that ran several steps per launch in shared memory
-(temporal blocking, 11.7 us a step at best, against 8.5 for the strips): removed since.
+functions (bench.check_simulation, bench.time_simulation, on measure.timed): the first image
+(compilation) apart, the clock stopped once V is on the host, median and range of the repeats.
+The numbers chose the defaults of gs_course (cupy_backend.STRIPS, jax_backend.FASTEST); git's
+history of results/h200/tune.txt keeps the earlier runs, among them a kernel that ran several
+steps per launch in shared memory (temporal blocking), slower than the strips and removed since.
 """
 
-import datetime
 import os
 import subprocess
 import sys
@@ -22,16 +20,18 @@ import time
 
 import numpy as np
 
-from gs_course import backends, bench
-from gs_course.bench import FULL
+from gs_course import backends, bench, measure
+from gs_course.measure import FULL
 from gs_course.parameters import Parameters
+
 
 def report(name: str, make) -> None:
     """Check, then time the full workload as `gs-course bench` does: one image to compile apart,
     then the 1000 images. `make(params, rows, cols)` builds the variant's simulation."""
     error = bench.check_simulation(make(bench.CHECK_PARAMS, *bench.CHECK_GRID))
     timing = bench.time_simulation(make(Parameters(), FULL.rows, FULL.cols), FULL, budget_s=float("inf"))
-    print(f"{name:<44} {timing['seconds']:7.3f} s  {timing['us_per_step']:6.2f} us/step  "
+    print(f"{name:<44} {measure.format_range(timing['seconds'], timing['min_s'], timing['max_s']):>24}  "
+          f"{timing['us_per_step']:6.2f} us/step  "
           f"first image {timing['compile_s']:6.2f} s  error {error:.1e}", flush=True)
 
 
@@ -72,12 +72,10 @@ def tune_jax() -> None:
         print(f"jax/{name}: {len(kernels)} kernel(s) a step:", *kernels, sep="\n  ")
 
 
-def per_call_ms(function, calls: int = 50) -> float:
-    function()
-    start = time.perf_counter()
-    for _ in range(calls):
-        function()
-    return (time.perf_counter() - start) / calls * 1e3
+def per_call_ms(function, calls: int = 50) -> str:
+    """Median and range of `calls` calls, in ms (each call returns once its copy is on the host)."""
+    samples = measure.timed(function, repeats=calls, warmup=1)
+    return f"{samples.median * 1e3:7.3f} ({samples.min * 1e3:.3f}-{samples.max * 1e3:.3f})"
 
 
 def tune_fetch() -> None:
@@ -96,7 +94,7 @@ def tune_fetch() -> None:
     for name, function in (("cupy .get()", lambda: v.get()),
                            ("cupy .get(out=pinned buffer)", lambda: v.get(out=pinned)),
                            ("cupy .get(out=cupyx.empty_pinned())", lambda: v.get(out=cupyx.empty_pinned(shape, np.float32)))):
-        print(f"{name:<52} {per_call_ms(function):7.3f}", flush=True)
+        print(f"{name:<52} {per_call_ms(function)}", flush=True)
     uv = jnp.stack((jnp.zeros(shape), jnp.ones(shape))).astype(jnp.float32)
     fresh = jax.jit(lambda a: a + 1)  # np.asarray caches its answer on an array: a new one each call
 
@@ -118,7 +116,7 @@ def tune_fetch() -> None:
         print("pinned_host memory kind:", err)
     for name, function in variants:
         try:
-            print(f"{name:<52} {per_call_ms(function):7.3f}", flush=True)
+            print(f"{name:<52} {per_call_ms(function)}", flush=True)
         except Exception as err:
             print(f"{name:<52} failed: {type(err).__name__}: {str(err)[:200]}", flush=True)
 
@@ -177,10 +175,7 @@ def profile_jax_kernels() -> None:
 
 
 if __name__ == "__main__":
-    gpu = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version", "--format=csv,noheader"],
-                         capture_output=True, text=True).stdout.strip()
-    print(f"# tuning on {gpu}, {datetime.datetime.now(datetime.timezone.utc):%Y-%m-%d %H:%M UTC}, "
-          f"commit {os.environ.get('COMMIT', 'unknown')}")
+    print(measure.header(measure.provenance(), "Tuning the fastest formulations"))
     print(f"workload {FULL.rows} x {FULL.cols}, {FULL.images} images x {FULL.steps_per_image} steps", flush=True)
     sections = {"cupy": tune_cupy, "jax": tune_jax, "fetch": tune_fetch, "jax-graphs": tune_jax_with_command_buffers,
                 "ncu-cupy": profile_cupy_kernels, "ncu-jax": profile_jax_kernels}

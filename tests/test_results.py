@@ -1,0 +1,18 @@
+"""The figures the documents quote are rendered from the current result files: a figure typed by
+hand, or a result file rerun without rendering, fails here."""
+
+from gs_course import measure, results
+
+
+def test_every_document_agrees_with_its_result_files():
+    assert results.stale() == [], "run: python -m gs_course.results"
+
+
+def test_a_block_is_rendered_again_from_its_file():
+    text = "intro\n<!-- results: transfer-summary h200 -->\nhand-typed 7.9 GB/s\n<!-- /results -->\nafter\n"
+    rendered = results.render(text)
+    assert "7.9 GB/s" not in rendered and rendered.startswith("intro\n<!-- results: transfer-summary h200 -->\n")
+    assert rendered.endswith("<!-- /results -->\nafter\n") and results.render(rendered) == rendered
+    recorded = measure.load(measure.ROOT / "results/h200/transfer.json", "transfer", 2)
+    pinned = recorded["copies"][-1]  # the largest copy, device to host, pinned
+    assert f"{pinned['bytes'] / pinned['median_s'] / 1e9:.1f} GB/s pinned |" in rendered
