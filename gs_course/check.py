@@ -43,15 +43,18 @@ def _show_hints_alone() -> None:
     """In an IPython kernel, a NotYet shows as one line: the hint (the cell still fails)."""
     ipython = sys.modules.get("IPython")
     shell = ipython.get_ipython() if ipython is not None else None
-    if shell is None:
+    if shell is None or NotYet in shell.custom_exceptions:
         return
+    others, their_handler = shell.custom_exceptions, shell.CustomTB  # IPython keeps one handler: share it
 
     def show(shell, etype, value, tb, tb_offset=None):
+        if not issubclass(etype, NotYet):
+            return their_handler(etype, value, tb, tb_offset)
         hint = [f"\N{BALLOT X} {value}"]
         shell._showtraceback(etype, value, hint)  # IPython ignores what a handler returns here
         return hint
 
-    shell.set_custom_exc((NotYet,), show)
+    shell.set_custom_exc((*others, NotYet), show)
 
 
 _show_hints_alone()
@@ -184,8 +187,8 @@ def _pair(got, what: str):
     if shape is not None and len(shape) == 3 and shape[0] == 2:
         raise NotYet(f"{what} returned one array of shape {tuple(shape)}: it must return a pair, return u, v "
                      "(two arrays, not stacked)")
-    kind = f"a {type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else f"a {type(got).__name__}"
-    raise NotYet(f"{what} returned {kind}: it must return a pair, return u, v")
+    kind = f"{type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
+    raise NotYet(f"{what} returned {'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}: it must return a pair, return u, v")
 
 
 def _changed(passed, originals) -> bool:
@@ -728,7 +731,7 @@ def pinned_fetch(student) -> None:
     def upload():
         want = rng.random(shape, dtype=np.float32)
         v = cupy.asarray(want)
-        cupy.cuda.Device().synchronize()  # the upload is done before the student's stream reads v
+        cupy.cuda.get_current_stream().synchronize()  # uploaded before the student's stream reads v
         return v, want
 
     v, want = upload()

@@ -164,7 +164,7 @@ def _nine(a):
     (lambda u, v, p: right_step(u, v, p)[::-1], "U and V are swapped: return u_next, v_next in that order"),
     (lambda u, v, p: right_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped"),
     (_step_with(_nine), "only the border is wrong: cells at the border have fewer neighbours"),
-    (lambda u, v, p: right_step(u, v, p)[0], "returned a ArrayImpl: it must return a pair, return u, v"),
+    (lambda u, v, p: right_step(u, v, p)[0], "returned an ArrayImpl: it must return a pair, return u, v"),
     (lambda u, v, p: None, "returned None: it must return a pair, end it with return u, v"),
     (lambda u, v, p: jnp.stack(right_step(u, v, p)), "returned one array of shape \\(2, .*return u, v"),
     (lambda u, v, p: right_step(u, v, p.replace(kill=0.0)), "your v_next is off the reference"),

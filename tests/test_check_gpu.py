@@ -154,11 +154,12 @@ def test_pinned_fetch_never_races_on_a_busy_gpu():
     stop = threading.Event()
 
     def load():
-        with cupy.cuda.Stream(non_blocking=True):
-            a = cupy.random.random((4096, 4096), dtype=np.float32)
+        with cupy.cuda.Stream(non_blocking=True) as stream:
+            a = cupy.random.random((2048, 2048), dtype=np.float32)
             while not stop.is_set():
                 a = a @ a
                 a /= cupy.abs(a).max() + 1
+                stream.synchronize()  # one product queued at a time: busy, never a long queue
 
     busy = threading.Thread(target=load)
     busy.start()
