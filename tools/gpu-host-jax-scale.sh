@@ -13,7 +13,8 @@
 # JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2) tries the script on a CPU.
 #
 # Writes $OUT/jax-scale.txt (everything printed) and $OUT/jax-scale/<rows>/scale-jax-<formulation>
-# .json, .md and .png. Commit them as results/2x-h200/jax-scale-<commit>/ (the folder as it is).
+# .json, .md and .png (each JSON names its commit and date). Commit them as results/h200-x2/: the
+# text as jax-scale.txt, the folder as jax-scale/ (the JAX tutorial and BENCHMARKS.md read them there).
 set -uo pipefail
 out=${OUT:-gpu-results}
 mkdir -p "$out/jax-scale"

@@ -61,14 +61,14 @@ def band_mesh(rows: int, devices=None) -> Mesh:
 def exchange(band, bands: int):
     """(the row just above `band`, the row just below it), from the neighbouring devices.
 
-    Every device sends its last row to the device below and its first row to the one above; rows
-    are the last-but-one axis. No device sends to the first band from above or to the last from
-    below: they receive zeros, the model's border.
+    Every device sends its last row to the device below and its first row to the one above. No
+    device sends to the first band from above or to the last from below: they receive zeros, the
+    model's border.
     """
     down = [(i, i + 1) for i in range(bands - 1)]
     up = [(i + 1, i) for i in range(bands - 1)]
-    above = lax.ppermute(band[..., -1:, :], AXIS, down)
-    below = lax.ppermute(band[..., :1, :], AXIS, up)
+    above = lax.ppermute(band[-1:], AXIS, down)
+    below = lax.ppermute(band[:1], AXIS, up)
     return above, below
 
 
@@ -82,11 +82,12 @@ def band_step(uv, counts, p: Parameters, bands: int, exchange=exchange):
     """One step of a device's band of the stacked U, V: the whole band stepped with zeros beyond
     it (independent of the other devices, so it overlaps the exchange), then the halo rows'
     diffusion added to the first and last rows. Exact: the step is linear in the window sum.
-    `exchange`: a function like this module's (the tutorial passes the student's)."""
+    `exchange`: a function of one field's band like this module's (the tutorial passes the
+    student's), applied to U and V at once by `vmap` (one ppermute each way for both)."""
     new = stacked_step(uv, counts, p)
     if bands == 1:
         return new
-    above, below = exchange(uv, bands)
+    above, below = jax.vmap(lambda field: exchange(field, bands))(uv)
     diffusion = (p.dt * jnp.array([p.du, p.dv], uv.dtype)).reshape(2, 1, 1)
     last = uv.shape[1] - 1
     # Updates in place (dynamic_update_slice), where `.at[].add` would become a scatter.
