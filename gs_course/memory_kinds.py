@@ -14,7 +14,8 @@
 `allocate(kind, shape)` gives a `Buffer`: `host`, a NumPy array for the CPU, and `device`, a CuPy
 array for kernels: one memory seen from both sides for managed and mapped, two arrays for pageable
 and pinned. `Buffer.to_device()` and `Buffer.to_host()` make the side about to read up to date: a
-copy (pageable, pinned), a prefetch (managed), nothing (mapped).
+copy (pageable, pinned), a prefetch to the GPU (managed; its pages come back to the host on demand:
+CuPy prefetches to GPUs only), nothing (mapped).
 
 `measure(nbytes)` times each kind three ways (see ROWS and COLUMNS); `table` prints the result.
 CuPy is imported only by the functions that need a GPU: the module loads without one.
@@ -36,12 +37,12 @@ from .transfer import MIB, NoGPU
 KIND, SCHEMA = "memory-kinds", 1
 KINDS = ("pageable", "pinned", "managed", "mapped")
 #: The rows of `measure`: (label, kind, whether `to_device`/`to_host` are called). Managed memory
-#: is timed twice: its pages moving on demand, and prefetched.
+#: is timed twice: its pages moving on demand, and prefetched to the GPU.
 ROWS = (
     ("pageable", "pageable", True),
     ("pinned", "pinned", True),
     ("managed, pages on demand", "managed", False),
-    ("managed, prefetched", "managed", True),
+    ("managed, prefetched", "managed", True),  # to the GPU; back on demand
     ("mapped (zero-copy)", "mapped", True),
 )
 #: What `measure` times for each row, wall clock until the reader has everything: the host fills
@@ -69,11 +70,6 @@ class Buffer:
         """True where the host and kernels use the same memory: no copy between them."""
         return self.kind in ("managed", "mapped")
 
-    def _prefetch(self, destination: int, stream) -> None:
-        import cupy
-
-        cupy.cuda.runtime.memPrefetchAsync(self.device.data.ptr, self.device.nbytes, destination, stream.ptr)
-
     def to_device(self, stream=None) -> None:
         """Queue on `stream` (the current one by default) what makes `device` up to date after the
         host wrote `host`: a copy, a prefetch of managed pages to the GPU, or nothing (mapped)."""
@@ -81,19 +77,20 @@ class Buffer:
 
         stream = stream or cupy.cuda.get_current_stream()
         if self.kind == "managed":
-            self._prefetch(cupy.cuda.Device().id, stream)
+            cupy.cuda.runtime.memPrefetchAsync(self.device.data.ptr, self.device.nbytes, cupy.cuda.Device().id,
+                                               stream.ptr)
         elif not self.shared:
             self.device.set(self.host, stream=stream)
 
     def to_host(self, stream=None) -> None:
         """Make `host` up to date after kernels wrote `device` (queued on `stream`), and wait for it:
-        a copy, a prefetch of managed pages to the host, or only the wait (mapped)."""
+        a copy, or only the wait (managed and mapped). Managed pages then move as the host touches
+        them: CuPy's prefetch takes a GPU as its destination, not the host (with CUDA 13 it makes a
+        device location of any number it is given)."""
         import cupy
 
         stream = stream or cupy.cuda.get_current_stream()
-        if self.kind == "managed":
-            self._prefetch(cupy.cuda.runtime.cudaCpuDeviceId, stream)
-        elif not self.shared:
+        if not self.shared:
             self.device.get(stream=stream, out=self.host)
         stream.synchronize()
 
