@@ -158,6 +158,7 @@ def main() -> int:
             cell.outputs = []
     found = {name: next(i for i, c in enumerate(solved.cells) if call in c.source)
              for name, (call, _, _) in EXERCISES.items()}
+    typed = {name: next(c.source for c in student.cells if call in c.source) for name, (call, _, _) in EXERCISES.items()}
     last = max(found.values())
     rows, failures = [], 0
     client = NotebookClient(solved, timeout=600, kernel_name="python3", allow_errors=True,
@@ -174,7 +175,7 @@ def main() -> int:
                     if (gpu_only or "(GPU)" in what) and not gpu:
                         rows.append((name, what, expected, "not played: no GPU here", "-"))
                         continue
-                    trial = nbformat.v4.new_code_cell(_typed_in(student.cells[index].source, answer))
+                    trial = nbformat.v4.new_code_cell(_typed_in(typed[name], answer))
                     client.execute_cell(trial, index)
                     failed, shown = _shown(trial.outputs)
                     good = _verdict(expected, failed, shown)
