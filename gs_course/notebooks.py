@@ -11,6 +11,7 @@ with the package (`gs_course/_solutions` links to `solutions/`; pyproject's pack
 this works from a clone and from an installed course alike.
 
     python -m gs_course.notebooks          # write notebooks/ from solutions/
+    python -m gs_course.notebooks 1 3      # only tutorials 1 and 3 (the ones whose lock you hold)
     python -m gs_course.notebooks --check  # exit 1 if notebooks/ is out of date
 """
 
@@ -103,9 +104,13 @@ def pairs(root: Path = ROOT) -> list[tuple[Path, Path]]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gs_course.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that notebooks/ is up to date")
+    parser.add_argument("tutorials", nargs="*", help="tutorial numbers or names (default: all)")
     args = parser.parse_args(argv)
+    chosen = [(s, t) for s, t in pairs() if not args.tutorials or any(s.stem.split("_")[0] == n or s.stem == n for n in args.tutorials)]
+    if not chosen:
+        parser.error(f"no tutorial {' '.join(args.tutorials)} in solutions/: {', '.join(s.stem for s, _ in pairs())}")
     stale = []
-    for solution, student in pairs():
+    for solution, student in chosen:
         wanted = render(student_version(json.loads(solution.read_text())))
         if student.exists() and student.read_text() == wanted:
             continue

@@ -59,6 +59,14 @@ def test_student_notebooks_are_up_to_date_with_the_solutions():
     assert notebooks.main(["--check"]) == 0, "run: python -m gs_course.notebooks"
 
 
+def test_one_tutorial_is_regenerated_by_its_number_and_an_unknown_one_named(capsys):
+    """Who holds one notebook's lock regenerates that notebook only."""
+    assert notebooks.main(["--check", PAIRS[0][0].stem.split("_")[0]]) == 0
+    with pytest.raises(SystemExit):
+        notebooks.main(["--check", "99"])
+    assert "no tutorial 99 in solutions/: 1_" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("solution, student", PAIRS, ids=[p.name for p, _ in PAIRS])
 def test_exercises_end_with_a_checker_and_students_get_no_outputs(solution, student):
     solved, given = json.loads(solution.read_text()), json.loads(student.read_text())
@@ -106,6 +114,6 @@ def test_each_your_turn_is_a_plain_error_and_the_catch_up_runs_on(solution, stud
                 said = json.dumps(caught_up.outputs, ensure_ascii=False)  # GPU-only checkers say what they cannot check
                 assert "\N{CHECK MARK}" in said or "not checked here" in said, f"the answer fails its checker: {said}"
         wrong = nbformat.v4.new_code_cell(f"%catch_up {exercises + 1}")
-        client.execute_cell(wrong, len(given.cells))
+        client.execute_cell(wrong, 0)  # nbclient stores the cell at this index of its notebook
         assert wrong.outputs[0]["text"] == f"%catch_up N, with N the exercise's number, 1 to {exercises}\n"
     assert turns == exercises >= 5
