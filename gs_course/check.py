@@ -286,7 +286,7 @@ def on_device(*arrays, expected, device_type: type) -> None:
                          f"copy it there once ({device_type.__module__.split('.')[0]})")
         if a.shape != host.shape or a.dtype != np.float32:
             raise NotYet(f"array {i} has shape {a.shape} and dtype {a.dtype}, expected {host.shape} float32")
-        values = np.asarray(a)
+        values = _to_numpy(a, f"array {i}", None)
         if not np.array_equal(values, host):
             others = [j for j, other in enumerate(hosts) if j != i and np.array_equal(values, other)]
             if others:
