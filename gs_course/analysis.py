@@ -8,8 +8,8 @@ checkers (`gs_course.analysis_check`, which computes the expected answers here).
 - the run streamed from HDF5 through a fixed GPU buffer (`stream`), whose size is chosen from the
   GPU's free memory (`images_per_buffer`): two slots, each a pinned host buffer and a device
   buffer, filled in turn, the copy and the work of each slot queued on its own stream, and an event
-  per slot that the host waits on before it overwrites the slot. The same loop runs with pageable
-  host memory, managed (unified) memory and zero-copy (mapped pinned) memory, so that the four are
+  per slot that the host waits on before it overwrites the slot. The same loop runs with the other
+  kinds of host memory of `gs_course.memory_kinds` (pageable, managed, mapped), so that they are
   measured on one task; NumPy runs it on the host without a GPU;
 - the patterns: reductions, histograms (a call, and CUDA kernels with atomics, with and without
   shared-memory privatisation), masks and integer-array indexing, sorting and searching (with a
@@ -18,9 +18,7 @@ checkers (`gs_course.analysis_check`, which computes the expected answers here).
 
 from __future__ import annotations
 
-import ctypes
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -28,7 +26,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from . import backends
+from . import backends, memory_kinds
 from .output import DATASET, BackgroundWriter, FrameWriter
 from .parameters import Parameters
 from .runner import simulate
@@ -55,7 +53,7 @@ class RunSize:
 
 #: On a GPU: 250 images of the school's grid (2.07 GB) through a 1 GB budget, 5 batches (the last
 #: one short). Without one: the course's small grid, 200 images (26 MB) through 8 MB, 7 batches.
-FULL = RunSize(250, 1080, 1920, 10**9, 16)
+FULL = RunSize(250, 1080, 1920, 10**9, 8)
 SMALL = RunSize(200, 135, 240, 8 * 10**6, 16)
 
 #: V lies in [0, 1]: its histograms count 64 bins of that range (a power of two: v * 64 is exact in
@@ -75,8 +73,9 @@ def array_module(a):
 
 
 def run_size(size_name: str) -> RunSize:
-    """The run for the notebook's size (`gs_course.course.size().name`)."""
-    return FULL if size_name == "full" else SMALL
+    """The run for the notebook's size (`gs_course.course.size().name`): the school's grid wherever
+    the notebooks run on a GPU (the streaming adapts its buffers to the memory free)."""
+    return SMALL if size_name == "small" else FULL
 
 
 def write_run(path: str | Path, size: RunSize, steps_per_image: int = 32, backend: str | None = None) -> dict:
@@ -92,13 +91,87 @@ def write_run(path: str | Path, size: RunSize, steps_per_image: int = 32, backen
             "formulation": sim.formulation, "seconds": time.perf_counter() - start}
 
 
+# --- The three routes, side by side ------------------------------------------------------------------
+
+#: The course's H200 benchmark that BENCHMARKS.md reports (`gs-course bench --budget 10`).
+RECORDED_BENCH = Path(__file__).resolve().parent.parent / "results" / "2026-11-30-h200-bench-1c2b331.json"
+_PALETTE = {"numpy": "tab:gray", "jax": "tab:blue", "cupynumeric": "tab:green", "cupy": "tab:orange",
+            "torch": "tab:red"}
+
+
+def _cell_steps(workload: dict) -> int:
+    return workload["rows"] * workload["cols"] * workload["images"] * workload["steps_per_image"]
+
+
+def _compute_cases(results: dict) -> list[dict]:
+    return [e for e in results["cases"] if e.get("status") == "ok" and e["mode"] == "compute"]
+
+
+def a100_cases() -> list[dict]:
+    """The original course's A100 table, compute only, as benchmark cases of the full workload."""
+    from .bench import A100
+
+    return [{"name": name, "backend": name.split("/")[0], "seconds": seconds, "label": label, "extrapolated": False}
+            for name, (seconds, label) in A100.items() if "," not in name]
+
+
+def routes_table(here: dict, recorded: dict) -> str:
+    """Per library, its fastest and slowest formulation here, on the course's H200 and on the A100,
+    in seconds for each one's workload and in cell updates per second (which compares workloads of
+    different sizes; a small grid leaves a GPU idle, so its rate there is a floor)."""
+    full = recorded["workload"]
+    runs = [("here", here["workload"], _compute_cases(here)), ("H200", full, _compute_cases(recorded)),
+            ("A100", full, a100_cases())]
+    lines = [f"{'':<12}" + "".join(f"{where + ' (' + str(w['rows']) + ' x ' + str(w['cols']) + ')':>44}"
+                                   for where, w, _ in runs)]
+    for backend in _PALETTE:
+        cells = []
+        for _, workload, cases in runs:
+            mine = sorted((e for e in cases if e["backend"] == backend), key=lambda e: e["seconds"])
+            rate = [f"{e['name'].split('/')[1]} {e['seconds']:.3g} s{'*' if e['extrapolated'] else ''} "
+                    f"({_cell_steps(workload) / e['seconds'] / 1e9:.3g} G/s)" for e in mine[:1]]
+            cells.append(rate[0] if rate else "")
+        if any(cells):
+            lines.append(f"{backend:<12}" + "".join(f"{c:>44}" for c in cells))
+    lines.append("fastest formulation of each library, seconds for the whole workload (* extrapolated), "
+                 "and G cell updates a second")
+    return "\n".join(lines)
+
+
+def routes_figure(here: dict, recorded: dict):
+    """One chart: cell updates per second (log scale) of every formulation timed here, on the course's
+    H200 and in the original course's A100 table, coloured by library."""
+    from matplotlib.figure import Figure
+
+    full = recorded["workload"]
+    bars = []
+    for where, workload, cases in (("A100", full, a100_cases()), ("H200", full, _compute_cases(recorded)),
+                                   ("here", here["workload"], _compute_cases(here))):
+        for e in sorted(cases, key=lambda e: e["seconds"], reverse=True):
+            label = f"{where}: {e.get('label') or e['name']}{' *' if e['extrapolated'] else ''}"
+            bars.append((label, _cell_steps(workload) / e["seconds"], e["backend"], where))
+    from matplotlib.colors import to_rgba
+
+    fig = Figure(figsize=(9, 0.3 * len(bars) + 1.5), layout="constrained")
+    ax = fig.subplots()
+    shade = {"A100": 0.4, "H200": 0.7, "here": 1.0}  # the paler, the further from this machine
+    ax.barh([b[0] for b in bars], [b[1] for b in bars], color=[to_rgba(_PALETTE[b[2]], shade[b[3]]) for b in bars])
+    ax.set_xscale("log")
+    ax.invert_yaxis()
+    ax.set(xlabel="cell updates a second (rows x cols x steps / seconds; * extrapolated)",
+           title=f"The course benchmark: A100 and H200 on 1080 x 1920, here on "
+                 f"{here['workload']['rows']} x {here['workload']['cols']}")
+    return fig
+
+
 # --- Batches larger than memory ------------------------------------------------------------------
 
 #: Each slot is filled while the other is worked on.
 SLOTS = 2
-ROUTES = ("pinned", "pageable", "managed", "zero-copy")
-#: cudaHostAlloc's flag that maps the host memory into the GPU's address space.
-_HOST_ALLOC_MAPPED = 2
+#: How a slot's batch reaches the GPU: the kinds of host memory of `gs_course.memory_kinds` (a copy
+#: from pageable or pinned memory, managed pages prefetched to the GPU, mapped memory read in place
+#: by the kernels), and managed memory left to move page by page when the kernels touch it.
+ROUTES = ("pinned", "pageable", "managed", "managed, on demand", "mapped")
 
 
 def images_per_buffer(frame_bytes: int, free_bytes: int, budget_bytes: int | None = None,
@@ -110,44 +183,6 @@ def images_per_buffer(frame_bytes: int, free_bytes: int, budget_bytes: int | Non
     if images < 1:
         raise ValueError(f"{usable / 1e6:.1f} MB cannot hold {SLOTS} buffers of one {frame_bytes / 1e6:.1f} MB image")
     return images
-
-
-def _host_view(pointer: int, shape: tuple[int, ...]) -> np.ndarray:
-    """A NumPy array over float32 memory that CUDA allocated (managed or mapped pinned)."""
-    return np.ctypeslib.as_array((ctypes.c_float * math.prod(shape)).from_address(pointer)).reshape(shape)
-
-
-class _Slot:
-    """One slot's host buffer (what HDF5 reads into) and how its batch reaches the GPU."""
-
-    def __init__(self, cupy, route: str, shape: tuple[int, int, int]):
-        self.cupy, self.route = cupy, route
-        nbytes = math.prod(shape) * 4
-        self.done = None  # the event recorded after the slot's last work
-        if route == "pinned":
-            self.host = __import__("cupyx").empty_pinned(shape, np.float32)
-            self.device = cupy.empty(shape, np.float32)
-        elif route == "pageable":
-            self.host = np.empty(shape, np.float32)
-            self.device = cupy.empty(shape, np.float32)
-        elif route == "managed":  # one allocation, migrated page by page to whoever touches it
-            memory = cupy.cuda.malloc_managed(nbytes)
-            self.device = cupy.ndarray(shape, np.float32, memory)
-            self.host = _host_view(memory.ptr, shape)
-        elif route == "zero-copy":  # pinned host memory that the GPU's kernels read over the link
-            memory = cupy.cuda.PinnedMemory(nbytes, _HOST_ALLOC_MAPPED)
-            unowned = cupy.cuda.UnownedMemory(memory.ptr, nbytes, memory, cupy.cuda.Device().id)
-            self.device = cupy.ndarray(shape, np.float32, cupy.cuda.MemoryPointer(unowned, 0))
-            self.host = _host_view(memory.ptr, shape)
-        else:
-            raise ValueError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
-
-    def to_device(self, images: int, stream):
-        """The batch on the GPU: copied on `stream` (asynchronously from pinned memory, with a
-        wait from pageable memory), or the same memory seen from the GPU (managed, zero-copy)."""
-        if self.route in ("pinned", "pageable"):
-            self.device[:images].set(self.host[:images], stream=stream)
-        return self.device[:images]
 
 
 def stream(path: str | Path, batch_images: int, process: Callable, route: str = "pinned") -> int:
@@ -173,20 +208,26 @@ def stream(path: str | Path, batch_images: int, process: Callable, route: str = 
                 dataset.read_direct(buffer, np.s_[start:start + images], np.s_[:images])
                 process(start, buffer[:images])
             return -(-count // batch_images)
-        slots = [_Slot(cupy, route, shape) for _ in range(SLOTS)]
+        if route not in ROUTES:
+            raise ValueError(f"route must be one of {', '.join(ROUTES)}, got {route!r}")
+        kind = route.split(",")[0]
+        slots = [memory_kinds.allocate(kind, shape) for _ in range(SLOTS)]
         streams = [cupy.cuda.Stream(non_blocking=True) for _ in range(SLOTS)]
-        concurrent = route != "managed" or cupy.cuda.Device().attributes.get("ConcurrentManagedAccess", 0)
+        done = [None] * SLOTS  # per slot, the event recorded after its last work
+        managed_waits = kind == "managed" and not cupy.cuda.Device().attributes.get("ConcurrentManagedAccess", 0)
         for batch, start in enumerate(range(0, count, batch_images)):
-            slot, on = slots[batch % SLOTS], streams[batch % SLOTS]
+            slot, on = batch % SLOTS, streams[batch % SLOTS]
             images = min(batch_images, count - start)
-            if slot.done is not None:
-                slot.done.synchronize()  # the GPU is done with this slot's buffers
-            if not concurrent:  # without concurrent access the host may not touch managed memory while kernels run
+            if done[slot] is not None:
+                done[slot].synchronize()  # the GPU is done with this slot's memory
+            if managed_waits:  # such GPUs let the host touch managed memory only while no kernel runs
                 cupy.cuda.Device().synchronize()
-            dataset.read_direct(slot.host, np.s_[start:start + images], np.s_[:images])
+            dataset.read_direct(slots[slot].host, np.s_[start:start + images], np.s_[:images])
             with on:
-                process(start, slot.to_device(images, on))
-                slot.done = on.record()
+                if not route.endswith("on demand"):
+                    slots[slot].to_device(on)  # a copy, a prefetch, or nothing (mapped)
+                process(start, slots[slot].device[:images])
+                done[slot] = on.record()
         for on in streams:
             on.synchronize()
     return -(-count // batch_images)
@@ -238,14 +279,16 @@ def load_batch(path: str | Path, images: int, xp=np):
 
 # --- Timing ----------------------------------------------------------------------------------------
 
-def seconds(function: Callable, *args, repeat: int = 5) -> float:
+def seconds(function: Callable, *args, repeat: int = 5, gpu: bool | None = None) -> float:
     """Median seconds of `function(*args)`: on the GPU's clock (CUDA events around each call, as
-    cupyx.profiler.benchmark records them) when an argument is a CuPy array, else the host's."""
-    if any(array_module(a) is not np for a in args):
+    cupyx.profiler.benchmark records them) with `gpu` (by default: when an argument is a CuPy
+    array), else the host's."""
+    if gpu is None:
+        gpu = any(array_module(a) is not np for a in args)
+    if gpu:
         from cupyx.profiler import benchmark
 
         return float(np.median(benchmark(function, args, n_repeat=repeat, n_warmup=2).gpu_times))
-    function(*args)  # warm-up, as on the GPU
     times = []
     for _ in range(repeat):
         start = time.perf_counter()

@@ -48,6 +48,30 @@ def _first_difference(got: np.ndarray, want: np.ndarray, what: str) -> str:
     return f"{what} is off at {tuple(int(i) for i in where)}: {got[where]!r} instead of {want[where]!r}"
 
 
+def _spaceless(text: str) -> str:
+    return "".join(text.split())
+
+
+def _is_zero(expression: str) -> bool:
+    try:
+        return float(expression.strip().rstrip("fF")) == 0
+    except ValueError:
+        return False
+
+
+def _raise_first(mistakes: list[tuple[bool, str]]) -> None:
+    """The hint of the first typical mistake that shows in the code's text."""
+    for found, hint in mistakes:
+        if found:
+            raise NotYet(hint)
+
+
+def _read_as_text(what: str, mistakes: list[tuple[bool, str]]) -> None:
+    """Without a GPU: the typical mistakes that show in the code's text, then what was not checked."""
+    _raise_first(mistakes)
+    ok(f"{what}: read as text, it has the parts it needs (its results need a GPU to check)")
+
+
 # --- Exercise: the mass of each image ----------------------------------------------------------------
 
 def mass(student, device_type: type | None = None, to_device=np.asarray) -> None:
@@ -80,8 +104,17 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     """The three expressions of a ReductionKernel that gives each image's spot mass (V summed over
     the cells above a threshold). Returns `kernel(images, numpy.float32(threshold), axis=(1, 2))`
     (None without a GPU)."""
+    as_text = [
+        ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
+                                      "v > threshold, else to 0"),
+        (">=" in map_expr, "a cell exactly on the threshold is not above it: v > threshold, not >="),
+        (_spaceless(reduce_expr) not in ("a+b", "b+a"), "reduce_expr combines two partial sums: a + b"),
+        (not _is_zero(identity), "the identity starts every thread's partial sum, so it must add nothing "
+                                 "(0 for a sum)"),
+    ]
     cupy = _gpu_cupy("your ReductionKernel")
     if cupy is None:
+        _read_as_text("ReductionKernel", as_text)
         return None
     images = batch()
     threshold = np.float32(analysis.SPOT_THRESHOLD)
@@ -102,6 +135,7 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             raise NotYet(f"each image's sum is {offset[0]:.4g} too large: the identity starts every thread's "
                          "partial sum, so it must add nothing (0 for a sum)")
         raise NotYet(_first_difference(got, want, "your spot mass"))
+    _raise_first(as_text)
     ok(f"spot mass kernel: right on {len(images)} random images, cells on the threshold left out")
     return kernel
 
@@ -145,8 +179,17 @@ def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
+    as_text = [
+        ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
+                                   "(extern __shared__), then add it to global memory once"),
+        (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
+                                      "and the block's counts to the image's (other threads add at the same time)"),
+        (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
+                                          "before it is added to global memory"),
+    ]
     cupy = _gpu_cupy("your histogram kernel")
     if cupy is None:
+        _read_as_text("histogram kernel", as_text)
         return None
     images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
     with _gpu_errors_as_hints(cupy):
@@ -168,6 +211,7 @@ def histogram_kernel(body: str):
     if "__shared__" not in body:
         raise NotYet("right counts, with every thread adding to global memory: that is the first kernel. Count "
                      "into a histogram of the block in shared memory (extern __shared__), then add it once")
+    _raise_first(as_text)  # a race can give the right counts by luck
     ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells, privatised in shared memory")
     return kernel
 
@@ -190,7 +234,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     """`student(image, threshold)` must return the (row, col) of each cell above `threshold`, shape
     (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
     image = batch(images=1)[0]
-    threshold = analysis.SPOT_THRESHOLD
+    threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
     result = student(to_device(image), threshold)
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
@@ -216,8 +260,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     if values.shape != want_values.shape or not np.array_equal(values, want_values):
         raise NotYet("your values are not V at your coordinates: index the image with the two integer arrays, "
                      "image[rows, cols]")
-    ok(f"bright cells: the {len(want)} cells above {threshold} of a {image.shape[0]} x {image.shape[1]} image, "
-        "and their values")
+    ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
+       "in row-major order, and their values")
 
 
 # --- Exercise: deciles by sorting, classes by binary search -------------------------------------------
@@ -254,7 +298,8 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         if np.array_equal(classes, np.searchsorted(want, images, side="left")):
             raise NotYet("the cells equal to an edge went to the class below it: search with side='right'")
         raise NotYet(_first_difference(classes, want_classes, "your classes"))
-    ok(f"deciles: the nine edges of {n:,} values by sorting, every cell's class by binary search, ties included")
+    ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
+       "an edge in the class above")
 
 
 # --- Exercise: a bitonic sort kernel (GPU only) -------------------------------------------------------
@@ -263,8 +308,17 @@ def bitonic_step(body: str):
     """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
     `sort(values)` (None without a GPU)."""
+    code = _spaceless(body)
+    as_text = [
+        (not any(x in code for x in ("partner>i", "i<partner", "partner<=i", "i>=partner")),
+         "thread i and thread partner share a pair: only the one with partner > i may compare and swap"),
+        ("&k" not in code, "the direction of a pair comes from i & k: ascending where it is 0"),
+        (not ("values[i]=" in code and "values[partner]=" in code), "an exchange writes both values[i] and "
+                                                                     "values[partner]"),
+    ]
     cupy = _gpu_cupy("your bitonic sort kernel")
     if cupy is None:
+        _read_as_text("bitonic step", as_text)
         return None
     rng = np.random.default_rng()
     with _gpu_errors_as_hints(cupy):
@@ -275,15 +329,16 @@ def bitonic_step(body: str):
             want = np.sort(values)
             if np.array_equal(got, want):
                 continue
-            if not np.array_equal(np.sort(got), want):
-                raise NotYet("values were lost or duplicated: two threads exchanged the same pair. Thread i and "
-                             "thread partner share a pair: only the one with partner > i may compare and swap")
             padded_descending = np.sort(np.concatenate([values, np.full((1 << (size - 1).bit_length()) - size,
                                                                         np.inf, np.float32)]))[::-1]
             if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:size]):
                 raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
+            if not np.array_equal(np.sort(got), want):
+                raise NotYet("values were lost or duplicated: two threads exchanged the same pair. Thread i and "
+                             "thread partner share a pair: only the one with partner > i may compare and swap")
             first = int(np.argmax(got[1:] < got[:-1]))
             raise NotYet(f"not sorted ({size:,} values): {got[first]} comes before {got[first + 1]} at index {first}")
+    _raise_first(as_text)
     ok("bitonic sort: 1,000, 4,096 and 65,539 random values sorted as numpy.sort sorts them")
     return lambda values: analysis.bitonic_sort(kernel, values)
 

@@ -231,15 +231,45 @@ def test_checkers_refuse_an_answer_left_on_the_host_when_a_device_is_expected():
     analysis_check.mass(lambda images: images.sum(axis=(1, 2)), device_type=jax.Array, to_device=jnp.asarray)
 
 
-def test_kernel_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
+SPOT = analysis.SPOT_MASS
+#: The GPU exercises' typical mistakes and their hints (the kernels', wrong the same way on a GPU).
+KERNEL_MISTAKES = {
+    "spot_mass_kernel": [({**SPOT, "map_expr": "v"}, "the threshold|the mass of every cell"),
+                         ({**SPOT, "map_expr": "v >= threshold ? v : 0.0"}, "not >="),
+                         ({**SPOT, "reduce_expr": "max(a, b)"}, "a \\+ b"),
+                         ({**SPOT, "identity": "1"}, "the identity starts every thread's")],
+    "histogram_kernel": [(analysis.GLOBAL_ATOMICS, "shared memory"),
+                         (analysis.PRIVATISED.replace("atomicAdd(&block_counts[bin], 1u)", "block_counts[bin] += 1"),
+                          "atomicAdd|increments were lost"),
+                         (analysis.PRIVATISED.replace("__syncthreads();\n    for (int i", "for (int i"),
+                          "__syncthreads|more counts than cells")],
+    "bitonic_step": [(analysis.BITONIC_BODY.replace("partner > i", "true"), "only the one with partner > i"),
+                     (analysis.BITONIC_BODY.replace("(i & k) == 0", "true"), "i & k|descending order")],
+}
+
+
+def _call_kernel_checker(name, answer):
+    checker = getattr(analysis_check, name)
+    return checker(**answer) if isinstance(answer, dict) else checker(answer)
+
+
+@pytest.mark.parametrize("name, answer, hint", [(name, answer, hint) for name, cases in KERNEL_MISTAKES.items()
+                                                for answer, hint in cases])
+def test_kernel_checkers_name_the_mistake_even_without_a_gpu(name, answer, hint):
+    with pytest.raises(NotYet, match=hint):
+        _call_kernel_checker(name, answer)
+
+
+def test_kernel_checkers_read_the_code_and_say_what_they_cannot_check_without_a_gpu(capsys):
     if CUPY.ok:
-        pytest.skip("a GPU is here: the checkers check")
+        pytest.skip("a GPU is here: the checkers run the kernels")
     assert analysis_check.spot_mass_kernel(**analysis.SPOT_MASS) is None
     assert analysis_check.histogram_kernel(analysis.PRIVATISED) is None
     assert analysis_check.bitonic_step(analysis.BITONIC_BODY) is None
     out = capsys.readouterr().out
     for what in ("your ReductionKernel", "your histogram kernel", "your bitonic sort kernel"):
         assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
+    assert out.count("read as text, it has the parts it needs (its results need a GPU to check)") == 3
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------
@@ -296,7 +326,8 @@ def test_gpu_checkers_accept_the_solutions_and_name_the_mistakes(capsys):
                         (analysis.PRIVATISED.replace("min((int)(image[i] * bins), bins - 1)", "0"), "in the wrong bins")]:
         with pytest.raises(NotYet, match=hint):
             analysis_check.histogram_kernel(wrong)
-    for wrong, hint in [(analysis.BITONIC_BODY.replace("partner > i", "true"), "lost or duplicated"),
+    for wrong, hint in [(analysis.BITONIC_BODY.replace("partner > i", "true"),  # a race: what it gives varies
+                         "lost or duplicated|not sorted|only the one with partner > i"),
                         (analysis.BITONIC_BODY.replace("(i & k) == 0", "(i & k) != 0"), "descending order")]:
         with pytest.raises(NotYet, match=hint):
             analysis_check.bitonic_step(wrong)
