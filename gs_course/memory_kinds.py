@@ -57,13 +57,12 @@ KEYS = ("gpu_first_read_s", "gpu_read_again_s", "host_read_s")
 class Buffer:
     """An array in one kind of memory, seen from the host (`host`) and from kernels (`device`).
 
-    For managed and mapped memory both are views of the same bytes, valid while this object lives.
+    For managed and mapped memory both are views of the same bytes; each keeps them allocated.
     """
 
     kind: str
     host: np.ndarray
     device: object  # cupy.ndarray
-    _owner: object = dataclasses.field(repr=False, default=None)  # keeps managed or mapped memory allocated
 
     @property
     def shared(self) -> bool:
@@ -95,10 +94,13 @@ class Buffer:
         stream.synchronize()
 
 
-def _host_view(pointer: int, shape: tuple[int, ...], dtype) -> np.ndarray:
-    """A NumPy array over `pointer` (host-accessible memory that something else keeps allocated)."""
+def _host_view(pointer: int, shape: tuple[int, ...], dtype, owner) -> np.ndarray:
+    """A NumPy array over `pointer`, host-accessible memory that `owner` frees when it goes: the
+    array holds on to `owner` (through its base), so that the memory outlives every view of it."""
     nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
-    return np.frombuffer((ctypes.c_byte * nbytes).from_address(pointer), dtype=dtype).reshape(shape)
+    raw = (ctypes.c_byte * nbytes).from_address(pointer)
+    raw.owner = owner
+    return np.frombuffer(raw, dtype=dtype).reshape(shape)
 
 
 def allocate(kind: str, shape: tuple[int, ...], dtype=np.float32) -> Buffer:
@@ -116,14 +118,14 @@ def allocate(kind: str, shape: tuple[int, ...], dtype=np.float32) -> Buffer:
         return Buffer(kind, cupyx.empty_pinned(shape, dtype), cupy.empty(shape, dtype))
     if kind == "managed":
         memory = cupy.cuda.malloc_managed(nbytes)
-        return Buffer(kind, _host_view(memory.ptr, shape, dtype), cupy.ndarray(shape, dtype, memptr=memory), memory)
+        return Buffer(kind, _host_view(memory.ptr, shape, dtype, memory), cupy.ndarray(shape, dtype, memptr=memory))
     runtime = cupy.cuda.runtime
     memory = cupy.cuda.PinnedMemory(nbytes, runtime.hostAllocMapped)
     # The kernels' address of the host memory (the same number wherever addressing is unified).
     device_pointer = runtime.pointerGetAttributes(memory.ptr).devicePointer
     on_device = cupy.cuda.UnownedMemory(device_pointer, nbytes, memory, cupy.cuda.Device().id)
-    return Buffer(kind, _host_view(memory.ptr, shape, dtype),
-                  cupy.ndarray(shape, dtype, memptr=cupy.cuda.MemoryPointer(on_device, 0)), memory)
+    return Buffer(kind, _host_view(memory.ptr, shape, dtype, memory),
+                  cupy.ndarray(shape, dtype, memptr=cupy.cuda.MemoryPointer(on_device, 0)))
 
 
 def _samples(prepare, run, repeats: int) -> Samples:

@@ -1,7 +1,10 @@
 """gs_course.memory_kinds: the four kinds of host memory, each seen from both sides and moved by
 its own means; the timings' table. The GPU tests run where CuPy finds an NVIDIA GPU."""
 
+import ctypes
+import gc
 import json
+import weakref
 
 import numpy as np
 import pytest
@@ -15,6 +18,25 @@ CUPY = backends.probe("cupy")
 def test_an_unknown_kind_is_named_with_the_known_ones():
     with pytest.raises(ValueError, match="unknown memory kind 'paged': one of pageable, pinned, managed, mapped"):
         memory_kinds.allocate("paged", (4,))
+
+
+def test_a_host_view_keeps_the_memory_it_shows_allocated():
+    """Managed and mapped memory are freed by their owner: a NumPy view that outlives the Buffer
+    must hold on to it, or it would show freed memory."""
+
+    class Owner:
+        def __init__(self):
+            self.memory = (ctypes.c_float * 4)(1, 2, 3, 4)
+
+    owner = Owner()
+    view = memory_kinds._host_view(ctypes.addressof(owner.memory), (2, 2), np.float32, owner)
+    alive = weakref.ref(owner)
+    del owner
+    gc.collect()
+    assert alive() is not None and view.tolist() == [[1, 2], [3, 4]]
+    del view
+    gc.collect()
+    assert alive() is None
 
 
 def test_measuring_without_a_gpu_says_so():
