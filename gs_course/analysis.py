@@ -318,7 +318,8 @@ def spot_mass(images, threshold: float = SPOT_THRESHOLD):
 
 
 def spot_mass_kernel(cupy, map_expr: str, reduce_expr: str, identity: str):
-    """`kernel(images, numpy.float32(threshold), axis=(1, 2))` gives each image's spot mass."""
+    """`kernel(images, threshold, axis=(1, 2))` gives each image's spot mass (`threshold` a float32
+    array of 0 dimensions, broadcast against the images)."""
     return cupy.ReductionKernel(*SPOT_MASS_PARAMS, map_expr, reduce_expr, "mass = a", identity, "spot_mass",
                                 reduce_type="float64")
 

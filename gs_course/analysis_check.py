@@ -102,8 +102,8 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
 
 def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     """The three expressions of a ReductionKernel that gives each image's spot mass (V summed over
-    the cells above a threshold). Returns `kernel(images, numpy.float32(threshold), axis=(1, 2))`
-    (None without a GPU)."""
+    the cells above a threshold). Returns the kernel, called as `kernel(images, threshold, axis=(1, 2))`
+    with the threshold a float32 array of 0 dimensions (None without a GPU)."""
     as_text = [
         ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
                                       "v > threshold, else to 0"),
@@ -120,7 +120,7 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     threshold = np.float32(analysis.SPOT_THRESHOLD)
     with _gpu_errors_as_hints(cupy):
         kernel = analysis.spot_mass_kernel(cupy, map_expr, reduce_expr, identity)
-        got = kernel(cupy.asarray(images), threshold, axis=(1, 2)).get()
+        got = kernel(cupy.asarray(images), cupy.asarray(threshold), axis=(1, 2)).get()
     want = analysis.spot_mass(images)
     if not _close(got, want):
         spots = np.where(images > threshold, images, 0)

@@ -287,7 +287,7 @@ def test_kernels_match_the_references_on_the_gpu():
         np.testing.assert_array_equal(got, want)
     np.testing.assert_array_equal(analysis.histograms(on_gpu).get(), want)
     kernel = analysis.spot_mass_kernel(cupy, **analysis.SPOT_MASS)
-    np.testing.assert_allclose(kernel(on_gpu, np.float32(analysis.SPOT_THRESHOLD), axis=(1, 2)).get(),
+    np.testing.assert_allclose(kernel(on_gpu, cupy.asarray(np.float32(analysis.SPOT_THRESHOLD)), axis=(1, 2)).get(),
                                analysis.spot_mass(images), rtol=1e-9)
     bitonic = analysis.bitonic_kernel(cupy, analysis.BITONIC_BODY)
     for size in (1, 2, 3, 255, 256, 257, 100_003):
