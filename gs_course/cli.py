@@ -142,6 +142,10 @@ def _parser() -> argparse.ArgumentParser:
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
+
+    from . import scale
+
+    scale.add_parser(commands)
     return parser
 
 
@@ -416,10 +420,19 @@ def _notebooks(args: argparse.Namespace) -> int:
     return 0
 
 
+def _scale(args: argparse.Namespace) -> int:
+    from . import scale
+
+    try:
+        return scale.run_command(args)
+    except scale.ScaleError as err:
+        raise UsageError(str(err)) from None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"run": _run, "doctor": lambda args: doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
-               "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks}[args.command]
+               "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks, "scale": _scale}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

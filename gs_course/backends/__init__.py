@@ -133,14 +133,15 @@ def check_fits(name: str, simulation: type[Simulation], rows: int, cols: int) ->
 
 
 def create(
-    name: str | None, params: Parameters, rows: int, cols: int, formulation: str | None = None
+    name: str | None, params: Parameters, rows: int, cols: int, formulation: str | None = None, **options
 ) -> Simulation:
-    """A ready simulation of the school's initial state, after checking it runs and fits here."""
+    """A ready simulation of the school's initial state, after checking it runs and fits here;
+    `options` go to the formulation (cuPyNumeric's task takes `steps_per_task`, say)."""
     check_grid(rows, cols)
     name = require(name).name
     simulation = formulation_class(name, formulation)
     check_fits(name, simulation, rows, cols)
-    return simulation(params, rows, cols)
+    return simulation(params, rows, cols, **options)
 
 
 __all__ = ["BACKENDS", "BackendError", "Probe", "Simulation", "create", "default_backend", "probe", "require"]

@@ -1,12 +1,21 @@
 """cuPyNumeric: NumPy's interface run by Legate, on one or many GPUs (or CPUs) without code changes.
 
 Three formulations:
-- `slices`: the NumPy code unchanged; every operator is a Legate task (~40 a step, ~0.2 ms each);
-- `convolve`: the window sum as one `cupynumeric.convolve`: fewer, larger tasks;
-- `task`: our own Legate task (the extension mechanism cuPyNumeric documents) that runs a whole
-  image's steps in one go: the CUDA kernel of the CuPy backend on a GPU, NumPy on a CPU.
+- `slices`: NumPy code, the window sum as nine shifted slices of arrays padded with zeros, each
+  step's new U and V computed as fresh arrays and assigned into the padded arrays' interiors;
+- `convolve`: the window sum as one `cupynumeric.convolve` on unpadded arrays, fresh arrays;
+- `task`: our own Legate task (the extension mechanism cuPyNumeric documents) that runs several
+  steps on its piece of the grid plus a halo as wide as the steps: the CUDA kernel of the CuPy
+  backend on a GPU, NumPy on a CPU. Legate splits the arrays between GPUs (or CPUs) and
+  exchanges the halos.
+
+Every operator on a cuPyNumeric array is a Legate task. NumPy's habit of updating views in place
+(`out += ...`, `u[1:-1, 1:-1] += ...`) makes as many tasks as fresh arrays do (Legate's
+--show-progress counts 44 a step either way) but ran many times slower on a GPU: BENCHMARKS.md,
+and tools/gpu-host-cupynumeric-variants.py, which times each change on its own.
 """
 
+import functools
 import os
 import re
 
@@ -24,10 +33,10 @@ os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 import h5py  # noqa: E402, F401
 
 import cupynumeric  # noqa: E402
-from legate.core import TaskContext, TaskTarget, VariantCode, broadcast, get_legate_runtime, get_machine  # noqa: E402
+from legate.core import TaskContext, TaskTarget, VariantCode, as_logical_array, bloat, broadcast, get_legate_runtime, get_machine  # noqa: E402
 from legate.core.task import InputArray, OutputArray, task  # noqa: E402
 
-from ..model import initial_state, reference_step  # noqa: E402
+from ..model import initial_state, reference_step, window_counts  # noqa: E402
 from ..parameters import Parameters  # noqa: E402
 from .base import PaddedSlices, Probe, Simulation  # noqa: E402
 
@@ -57,77 +66,167 @@ def _wait_for_legate() -> None:
     get_legate_runtime().issue_execution_fence(block=True)
 
 
+def updated(u, v, lap_u, lap_v, p: Parameters):
+    """(u, v) one step later, as two fresh arrays: every term written in one expression."""
+    uvv = u * v * v
+    return (u + p.dt * (p.du * lap_u - uvv + p.feed * (1 - u)),
+            v + p.dt * (p.dv * lap_v + uvv - (p.feed + p.kill) * v))
+
+
 class CupynumericSlices(PaddedSlices):
+    """Padded U and V; the window sum is one expression of nine slices, and each step's fresh
+    result is assigned into the interior (`padded[1:-1, 1:-1] = ...`), never added in place."""
+
     backend = NAME
     xp = cupynumeric
+    arrays_per_cell = 14
+
+    def _laplacian(self, padded):
+        rows, cols = self.rows, self.cols
+        shifted = [padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)]
+        return sum(shifted[1:], start=shifted[0]) - self._counts * shifted[4]
+
+    def _step(self) -> None:
+        inner = (slice(1, -1), slice(1, -1))
+        u_next, v_next = updated(self._u[inner], self._v[inner],
+                                 self._laplacian(self._u), self._laplacian(self._v), self.params)
+        self._u[inner] = u_next
+        self._v[inner] = v_next
 
     def synchronize(self) -> None:
         _wait_for_legate()
 
 
-class CupynumericConvolve(CupynumericSlices):
-    """The window sum as one 3 x 3 convolution ('same' size, zeros outside the grid)."""
+class CupynumericConvolve(Simulation):
+    """The window sum as one 3 x 3 convolution of the unpadded array ('same' size, zeros outside
+    the grid), new U and V made fresh at each step."""
 
+    backend = NAME
     formulation = "convolve"
-    _window = None
+    arrays_per_cell = 12
 
-    def _laplacian(self, padded):
-        if self._window is None:
-            self._window = cupynumeric.ones((3, 3), dtype=np.float32)
-        center = padded[1:-1, 1:-1]
-        window_sum = cupynumeric.convolve(center, self._window, mode="same", method="direct")
-        return window_sum - self._counts * center
+    def __init__(self, params: Parameters, rows: int, cols: int):
+        super().__init__(params, rows, cols)
+        self._window = cupynumeric.ones((3, 3), dtype=np.float32)
+        self._counts = cupynumeric.asarray(window_counts(rows, cols))
+        self.set_state(*initial_state(rows, cols))
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._uv = tuple(cupynumeric.array(np.asarray(a, np.float32)) for a in (u, v))
+
+    def _laplacian(self, a):
+        return cupynumeric.convolve(a, self._window, mode="same", method="direct") - self._counts * a
+
+    def _advance(self, steps: int) -> None:
+        for _ in range(steps):
+            u, v = self._uv
+            self._uv = updated(u, v, self._laplacian(u), self._laplacian(v), self.params)
+
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        return tuple(np.asarray(a).copy() for a in self._uv)
+
+    def fetch_v(self) -> np.ndarray:
+        return np.asarray(self._uv[1]).copy()
+
+    def synchronize(self) -> None:
+        _wait_for_legate()
 
 
-@task(
-    variants=(VariantCode.CPU, VariantCode.GPU),
-    # The stencil needs whole arrays: Legate must not split them between processors.
-    constraints=(broadcast("u"), broadcast("v"), broadcast("u_out"), broadcast("v_out")),
-)
-def gray_scott_steps(
-    ctx: TaskContext, u: InputArray, v: InputArray, u_out: OutputArray, v_out: OutputArray,
-    steps: int, du: float, dv: float, feed: float, kill: float, dt: float,
-) -> None:
-    """`steps` steps from (u, v) into (u_out, v_out), inside one Legate task."""
+def _steps_in_piece(ctx: TaskContext, uv: InputArray, uv_out: OutputArray,
+                    steps: int, du: float, dv: float, feed: float, kill: float, dt: float) -> None:
+    """`steps` steps on this task's piece of `uv` (U and V stacked), which Legate gave with a halo
+    of at least `steps` cells wherever the piece borders another (none at the grid's edges); the
+    piece of `uv_out` it answers for is written.
+
+    The piece's edges are treated as the grid's edges: exact at the grid's own edges; at a cut
+    between pieces the error this makes moves in by one cell a step, so after `steps` steps it
+    has covered the halo and not reached the cells written.
+    """
     params = Parameters(du, dv, feed, kill, dt)
+    into = tuple(slice(lo - in_lo, hi - in_lo + 1)
+                 for lo, hi, in_lo in zip(uv_out.domain().lo[1:], uv_out.domain().hi[1:], uv.domain().lo[1:]))
     if ctx.get_variant_kind() == VariantCode.GPU:
         import cupy
 
         from .cupy_backend import run_steps
 
         with cupy.cuda.ExternalStream(ctx.task_stream or 0):
-            run_steps(cupy.asarray(u), cupy.asarray(v), cupy.asarray(u_out), cupy.asarray(v_out), steps, params)
+            # The CUDA kernel indexes rows of `cols` floats: give it contiguous arrays.
+            state = cupy.asarray(uv)
+            u, v = cupy.ascontiguousarray(state[0]), cupy.ascontiguousarray(state[1])
+            u_new, v_new = cupy.empty_like(u), cupy.empty_like(v)
+            run_steps(u, v, u_new, v_new, steps, params)
+            out = cupy.asarray(uv_out)
+            out[0] = u_new[into]
+            out[1] = v_new[into]
         return
-    state = np.asarray(u), np.asarray(v)
+    state = np.asarray(uv)
+    u, v = state[0], state[1]
     for _ in range(steps):
-        state = reference_step(*state, params)
-    np.asarray(u_out)[:], np.asarray(v_out)[:] = state
+        u, v = reference_step(u, v, params)
+    out = np.asarray(uv_out)
+    out[0] = u[into]
+    out[1] = v[into]
+
+
+@functools.cache
+def steps_task(halo: int):
+    """Our Legate task for at most `halo` steps: each piece of U and V (one array, split along rows
+    and columns only) reaches `halo` cells beyond the matching piece of the output (`bloat`), so
+    Legate may split the grid freely.
+
+    U and V are stacked in one array: one halo to exchange, one constraint (`align("u", "v")`
+    beside two `bloat`s silently dropped the halos)."""
+    grow = (0, halo, halo)
+    return task(
+        variants=(VariantCode.CPU, VariantCode.GPU),
+        constraints=(broadcast("uv_out", (0,)), bloat("uv_out", "uv", grow, grow)),
+    )(_steps_in_piece)
 
 
 class CupynumericTask(Simulation):
-    """cuPyNumeric arrays advanced by our Legate task: one task per `advance`, not per operator."""
+    """U and V stacked in one cuPyNumeric array, advanced by our Legate task: one task per
+    `steps_per_task` steps (at most), each piece computed with a halo that wide."""
 
     backend = NAME
     formulation = "task"
-    arrays_per_cell = 6
+    arrays_per_cell = 8
+    #: Steps one task runs, hence its halo's width. A wider halo means fewer tasks and halo
+    #: exchanges but more cells computed twice; 32 is an image of the course workload.
+    steps_per_task = 32
 
-    def __init__(self, params: Parameters, rows: int, cols: int):
+    def __init__(self, params: Parameters, rows: int, cols: int, steps_per_task: int | None = None):
+        if steps_per_task is not None:
+            if isinstance(steps_per_task, bool) or not isinstance(steps_per_task, int) or steps_per_task < 1:
+                raise ValueError(f"steps_per_task must be an integer >= 1, got {steps_per_task!r}")
+            self.steps_per_task = steps_per_task
         super().__init__(params, rows, cols)
-        u0, v0 = initial_state(rows, cols)
-        self._pairs = [(cupynumeric.asarray(u0), cupynumeric.asarray(v0)),
-                       (cupynumeric.empty_like(u0), cupynumeric.empty_like(v0))]
+        self.set_state(*initial_state(rows, cols))
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        self._uv = cupynumeric.array(np.stack([u, v]).astype(np.float32, copy=False))
 
     def _advance(self, steps: int) -> None:
-        if steps:
-            p = self.params
-            gray_scott_steps(*self._pairs[0], *self._pairs[1], steps, p.du, p.dv, p.feed, p.kill, p.dt)
-            self._pairs.reverse()
+        p = self.params
+        run = steps_task(self.steps_per_task)
+        while steps:
+            now = min(steps, self.steps_per_task)
+            out = cupynumeric.empty_like(self._uv)
+            # Without this hint Legate builds each piece's grown instance bit by bit as it meets
+            # the pieces; split on 2 or 3 CPU processors, 2 to 8 % of runs then read a wrong halo
+            # (tests/test_cupynumeric_pieces.py). With it: none in 440 runs.
+            grow = (0, self.steps_per_task, self.steps_per_task)
+            get_legate_runtime().prefetch_bloated_instances(as_logical_array(self._uv).data, grow, grow)
+            run(self._uv, out, now, p.du, p.dv, p.feed, p.kill, p.dt)
+            self._uv = out
+            steps -= now
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
-        return tuple(np.asarray(a).copy() for a in self._pairs[0])
+        both = np.asarray(self._uv)
+        return both[0].copy(), both[1].copy()
 
     def fetch_v(self) -> np.ndarray:
-        return np.asarray(self._pairs[0][1]).copy()
+        return np.asarray(self._uv[1]).copy()
 
     def synchronize(self) -> None:
         _wait_for_legate()

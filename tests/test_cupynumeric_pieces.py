@@ -1,0 +1,87 @@
+"""cuPyNumeric with its arrays split between processors, as on several GPUs, tested on CPUs.
+
+Legate on `--cpus 2` or `--cpus 3` splits arrays between the processors (`--min-cpu-chunk 1` makes
+it split even these small grids), so every formulation meets the seams between pieces, and our
+task's halos (`bloat`) are what keeps it right there. LEGATE_CONFIG is read once per process:
+each processor count runs in a child process of its own.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from gs_course import backends
+from gs_course.model import PARITY_ATOL
+
+pytestmark = pytest.mark.skipif(not backends.probe("cupynumeric").ok, reason="cupynumeric not available")
+
+MARKER = "gs-course-pieces: "
+
+#: In the child: every formulation from a random state (structure everywhere, so that a seam
+#: anywhere shows) on odd non-square grids with dt != 1, against the float64 reference; then our
+#: task with halos one cell narrower than the steps it runs, which must go wrong at the seams.
+CHILD = r"""
+import json
+import numpy as np
+from gs_course.backends import cupynumeric_backend as cn_backend
+from gs_course.model import reference_step
+from gs_course.parameters import Parameters
+import cupynumeric
+
+params = Parameters(feed=0.03, kill=0.06, dt=0.7)
+steps = 12
+cases = [("slices", {}), ("convolve", {}), ("task", {}), ("task", {"steps_per_task": 1}),
+         ("task", {"steps_per_task": 5})]
+errors = {}
+for rows, cols in ((37, 53), (29, 18)):
+    rng = np.random.default_rng(rows)
+    u0, v0 = (rng.random((rows, cols), dtype=np.float32) for _ in range(2))
+    want = u0.astype(np.float64), v0.astype(np.float64)
+    for _ in range(steps):
+        want = reference_step(*want, params)
+    for formulation, options in cases:
+        sim = cn_backend.FORMULATIONS[formulation](params, rows, cols, **options)
+        sim.set_state(u0, v0)
+        sim.advance(steps)
+        got = sim.fetch()
+        name = f"{formulation}{options.get('steps_per_task', '')} {rows}x{cols}"
+        errors[name] = max(float(np.abs(g - w).max()) for g, w in zip(got, want))
+    too_narrow = cn_backend.steps_task(1)
+    uv = cupynumeric.array(np.stack([u0, v0]))
+    for _ in range(steps // 3):
+        out = cupynumeric.empty_like(uv)
+        too_narrow(uv, out, 3, params.du, params.dv, params.feed, params.kill, params.dt)
+        uv = out
+    errors[f"halo too narrow {rows}x{cols}"] = max(float(np.abs(g - w).max()) for g, w in zip(np.asarray(uv), want))
+print(MARKER + json.dumps(errors))
+"""
+
+
+def _run_on(cpus: int) -> dict[str, float]:
+    env = {**os.environ, "LEGATE_CONFIG": f"--cpus {cpus} --gpus 0 --sysmem 2000 --min-cpu-chunk 1"}
+    done = subprocess.run([sys.executable, "-c", f"MARKER = {MARKER!r}\n" + CHILD], env=env,
+                          capture_output=True, text=True, timeout=900)
+    answers = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
+    assert answers, f"the child failed (exit {done.returncode}): {done.stderr[-2000:]}"
+    return json.loads(answers[-1][len(MARKER):])
+
+
+@pytest.fixture(scope="module", params=[2, 3], ids=lambda n: f"{n}cpus")
+def errors(request):
+    return _run_on(request.param)
+
+
+def test_every_formulation_matches_the_reference_when_split(errors):
+    right = {name: error for name, error in errors.items() if not name.startswith("halo too narrow")}
+    assert len(right) == 10
+    assert all(error < PARITY_ATOL for error in right.values()), json.dumps(right)
+
+
+def test_a_halo_narrower_than_the_steps_goes_wrong_at_the_seams(errors):
+    """Proves that the arrays were split: whole, the narrow halo would not matter."""
+    wrong = {name: error for name, error in errors.items() if name.startswith("halo too narrow")}
+    assert len(wrong) == 2
+    assert all(error > 100 * PARITY_ATOL for error in wrong.values()), wrong
