@@ -291,7 +291,9 @@ def _write_alone_s(results: dict) -> float | None:
 
 
 def _seconds(entry: dict) -> str:
-    """'0.27 s (0.26-0.29)': the median and the range of the repeats."""
+    """'0.27 s (0.26-0.29)': the median and the range of the repeats (the time alone for one)."""
+    if entry["repeats"] == 1:
+        return measure.format_seconds(entry["seconds"])
     return measure.format_range(entry["seconds"], entry["min_s"], entry["max_s"])
 
 
@@ -316,12 +318,17 @@ def _title(results: dict) -> str:
     return f"The course benchmark: {Workload.from_dict(results['workload']).describe()}"
 
 
+def _how(results: dict) -> str:
+    repeats = "timed once" if results["repeats"] == 1 else f"median (range) of {results['repeats']} repeats"
+    where = "each library in its own process" if results["isolated"] else "all libraries in one process"
+    return f"{repeats}, {where}"
+
+
 def table(results: dict) -> str:
     """The results as text: one line a case, the median and the range of its repeats."""
     lines = [
         _title(results),
-        f"on {measure.describe(results['provenance'])}; median (range) of {results['repeats']} repeats, "
-        f"{'each library in its own process' if results['isolated'] else 'all libraries in one process'}",
+        f"on {measure.describe(results['provenance'])}; {_how(results)}",
     ]
     if results["floor_s"]:
         lines.append(f"memory-bandwidth floor: {results['floor_s']:.3f} s (device copy "
@@ -342,9 +349,7 @@ def markdown(results: dict) -> str:
     """The results as a Markdown table (BENCHMARKS.md renders it: `gs_course.results`)."""
     prov = results["provenance"]
     write_alone_s = _write_alone_s(results)
-    rows = [f"{_title(results)}; {measure.describe(prov)}; median (range) of {results['repeats']} repeats, "
-            f"{'each library in its own process' if results['isolated'] else 'all libraries in one process'}"
-            f" (`results/{measure.machine_name(prov['gpu'])}/`).", "",
+    rows = [f"{_title(results)}; {measure.describe(prov)}; {_how(results)}.", "",
             "| case | seconds | us a step | x floor | x writing alone | A100 |", "|---|---|---|---|---|---|"]
     for entry in results["cases"]:
         if entry["status"] != "ok":

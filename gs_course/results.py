@@ -66,10 +66,65 @@ def bench_summary(results: dict) -> str:
     return bench.markdown(results)
 
 
+def bench_headline(results: dict) -> str:
+    """The README's paragraph: each library's fastest formulation, the floor, output overlapped."""
+    prov = results["provenance"]
+    workload = measure.Workload.from_dict(results["workload"])
+    ok = [e for e in results["cases"] if e.get("status") == "ok"]
+    best = {}
+    for entry in (e for e in ok if e["mode"] == "compute"):
+        if entry["backend"] not in best or entry["seconds"] < best[entry["backend"]]["seconds"]:
+            best[entry["backend"]] = entry
+    ranked = sorted(best.values(), key=lambda e: e["seconds"])
+    parts = [f"{e['backend']} {bench._seconds(e)}{'*' if e['extrapolated'] else ''} ({e['formulation']}"
+             f"{', on the host CPU' if not e['on_gpu'] else ''})" for e in ranked]
+    text = (f"On one {prov['gpu']} ({prov['date'][:10]}, commit {prov['commit']}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/bench.json`), the {workload.steps:,} steps of the course "
+            f"benchmark on {workload.grid} take, for each library's fastest formulation: {'; '.join(parts)}")
+    if results["floor_s"]:
+        text += f". One step per kernel through memory would need {results['floor_s']:.2f} s"
+    alone = bench._write_alone_s(results)
+    overlapped = [e for e in ok if e["mode"] == "output overlapped"]
+    if alone and overlapped:
+        text += (f". With the {workload.images} images written to HDF5 by a second thread: "
+                 + ", ".join(f"{e['backend']} {e['seconds'] / alone:.2f}" for e in overlapped)
+                 + " times as long as writing the images alone")
+    return text + ("; * extrapolated." if any(e["extrapolated"] for e in ranked) else ".")
+
+
+#: The course's targets (issue 4): each library's best compute time, and output overlapped.
+TARGETS = {"cupy": 0.30, "jax": 0.40, "cupynumeric": 30.0}
+OUTPUT_TARGET = 1.15
+
+
+def bench_targets(results: dict) -> str:
+    """BENCHMARKS.md's targets table: the best formulation of each library against its target, and
+    the overlapped output against writing the images alone."""
+    rows = ["| target | measured | |", "|---|---|---|"]
+    ok = [e for e in results["cases"] if e.get("status") == "ok" and e.get("on_gpu")]
+    for backend, target in TARGETS.items():
+        mine = [e for e in ok if e["backend"] == backend and e["mode"] == "compute"]
+        if not mine:
+            rows.append(f"| {backend} best <= {target:g} s | not measured | |")
+            continue
+        best = min(mine, key=lambda e: e["seconds"])
+        rows.append(f"| {backend} best <= {target:g} s | {bench._seconds(best)} ({best['formulation']}) | "
+                    f"{'met' if best['seconds'] <= target else 'missed'} |")
+    alone = bench._write_alone_s(results)
+    overlapped = [e for e in ok if e["mode"] == "output overlapped"]
+    if alone and overlapped:
+        ratios = ", ".join(f"{e['backend']} {e['seconds'] / alone:.2f}" for e in overlapped)
+        met = [e["backend"] for e in overlapped if e["seconds"] / alone <= OUTPUT_TARGET]
+        rows.append(f"| with output <= {OUTPUT_TARGET} x writing alone | {ratios} | met by {', '.join(met) or 'none'} |")
+    return "\n".join(rows)
+
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
     "bench-quick-summary": (lambda machine: bench.load(_path(machine, "bench-quick.json")), bench_summary),
+    "bench-headline": (lambda machine: bench.load(_path(machine, "bench.json")), bench_headline),
+    "bench-targets": (lambda machine: bench.load(_path(machine, "bench.json")), bench_targets),
 }
 
 

@@ -9,7 +9,7 @@ Five formulations, slowest to fastest, each one lesson:
 - `strip`: each thread walks down a strip of a column, keeping row sums in registers: a third
   of the loads. Nsight Compute showed `raw` limited by its loads, not by memory bandwidth (the
   33 MB working set mostly stays in the GPU's L2 cache); this one runs 1.4 times faster.
-Measured on an H200: results/2026-11-30-h200-tune-*.txt.
+Measured on an H200: results/h200/tune.txt.
 """
 
 import abc
@@ -78,7 +78,7 @@ class Strips:
             raise ValueError(f"{self}: a block has 1 to 1024 threads and a strip at least one row")
 
 
-#: The fastest of twelve shapes measured on an H200 (results/2026-11-30-h200-tune-0a7aa26.txt:
+#: The fastest of twelve shapes measured on an H200 (results/h200/tune.txt:
 #: 8.5 us a step; 32 x 4 threads gave 8.6, strips of 4 or 16 rows 9.1 to 9.9).
 STRIPS = Strips()
 

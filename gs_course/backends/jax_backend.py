@@ -38,7 +38,7 @@ ON_GPU = jax.devices()[0].platform == "gpu"
 def to_host(x, pinned: bool = ON_GPU) -> np.ndarray:
     """A NumPy copy of a device array. `pinned`: through JAX's pinned host memory, one direct copy
     by the GPU, which on an H200 took 0.6 ms for one 1080 x 1920 image against 2.3 ms for
-    `np.asarray` alone (results/2026-11-30-h200-fetch-ac0f8ad.txt): it counts when every image is
+    `np.asarray` alone (results/h200/fetch.txt): it counts when every image is
     saved. Off on a CPU, where it would only add a copy."""
     if pinned:
         x = jax.device_put(x, x.sharding.with_memory_kind("pinned_host"))
@@ -157,7 +157,7 @@ class JaxUnrolled(JaxSlices):
 
 class JaxStacked(JaxUnrolled):
     """The unrolled slices, with U and V stacked in one array (see `stacked_step`): on an H200,
-    11.8 us a step against 14.2 for two arrays (results/2026-11-30-h200-tune-0a7aa26.txt)."""
+    11.8 us a step against 14.2 for two arrays (results/h200/tune.txt)."""
 
     formulation = "stacked"
 
