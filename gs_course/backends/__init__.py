@@ -31,9 +31,9 @@ _INSTALL_HINT = {
     "torch": "pip install torch (optional: the benchmark compares it)",
 }
 _LOAD_HINT = {
-    "cupynumeric": "Legate needs libcuda.so.1, which an NVIDIA driver provides; without a GPU, "
-    "run through the course's script (./course run gs-course ...), which puts Debian's libcuda1 on "
-    "LD_LIBRARY_PATH (README: 'cuPyNumeric without a GPU')",
+    "cupynumeric": "Legate needs libcuda.so.1, which an NVIDIA driver provides: in a container, start it "
+    "with the GPU (docker run --gpus all, apptainer run --nv); without a GPU, from a clone, run through "
+    "./course (./course run gs-course ...), which puts Debian's libcuda1 on LD_LIBRARY_PATH",
     "cupy": "check the NVIDIA driver and that the cupy-cuda1Nx wheel matches its CUDA version",
     "jax": "reinstall jax and jaxlib at the same version",
     "numpy": "reinstall numpy",
