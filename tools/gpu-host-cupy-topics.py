@@ -18,12 +18,11 @@ import numpy as np
 
 from gs_course import memory_kinds
 from gs_course.backends import cupy_backend as cb
+from gs_course.check import PARAMS as CHECK
 from gs_course.measure import FULL, header, provenance
 from gs_course.model import PARITY_ATOL, initial_state, reference_run
 from gs_course.parameters import Parameters
 from gs_course.transfer import MIB
-
-CHECK = Parameters(feed=0.03, kill=0.06, dt=0.7)
 
 
 def check(launch, rows: int = 67, cols: int = 91, steps: int = 60) -> float:
