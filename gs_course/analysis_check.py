@@ -336,6 +336,7 @@ def bitonic_step(body: str):
             if not np.array_equal(np.sort(got), want):
                 raise NotYet("values were lost or duplicated: two threads exchanged the same pair. Thread i and "
                              "thread partner share a pair: only the one with partner > i may compare and swap")
+            _raise_first(as_text)  # the mistake by name, where the code shows it
             first = int(np.argmax(got[1:] < got[:-1]))
             raise NotYet(f"not sorted ({size:,} values): {got[first]} comes before {got[first + 1]} at index {first}")
     _raise_first(as_text)
