@@ -300,6 +300,9 @@ def doctor(require_gpu: bool = False) -> int:
     preallocate = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE")
     print(f"  XLA_PYTHON_CLIENT_PREALLOCATE={preallocate or '(unset)'}"
           + ("" if preallocate == "false" else "  -> gs_course sets false when it loads JAX; set it for other code too"))
+    fraction = os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION")
+    print(f"  XLA_PYTHON_CLIENT_MEM_FRACTION={fraction or '(unset)'}"
+          + ("" if fraction or not gpus() else "  -> JAX may take 75 % of the card"))
     legate = os.environ.get("LEGATE_CONFIG")
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
@@ -432,7 +435,8 @@ def _scale(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     command = {"run": _run, "doctor": lambda args: doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
-               "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks, "scale": _scale}[args.command]
+               "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks,
+               "scale": _scale}[args.command]
     try:
         return command(args)
     except (UsageError, GridError, backends.BackendError, OutputError) as err:

@@ -152,3 +152,11 @@ def test_instructor_check_takes_notebooks_by_name_or_number(capsys):
 def test_instructor_check_refuses_an_unwritable_summary(capsys):
     assert main(["instructor-check", "--summary", "/no/such/folder/summary.md"]) == 2
     assert "folder /no/such/folder does not exist" in capsys.readouterr().err
+
+
+def test_run_takes_its_grid_from_the_course_choice_and_says_so(capsys, monkeypatch):
+    monkeypatch.setenv("GS_COURSE_SIZE", "small")
+    assert main(["run", "-n", "1", "-e", "1", "--backend", "numpy", "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("GS_COURSE_SIZE=small: running 135 x 240 (")
+    assert "Gray-Scott 135 x 240, 1 images x 1 steps" in out
