@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run the test suite on the offline GPU test host and write a result file (what ran, GPU, date,
-# the pytest summary) to $OUT/pytest-gpu.txt, to be committed under results/.
+# the pytest summary) to $OUT/pytest-gpu.txt: the current results/h200/pytest.txt.
 #
 #   COMMIT=<git hash> bash tools/gpu-host-tests.sh [pytest options]
 #
