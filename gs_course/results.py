@@ -6,14 +6,17 @@ A Markdown document marks each rendered block:
     ...rendered text...
     <!-- /results -->
 
-`python -m gs_course.results` renders every marked block of the course's documents again from
-the files (after a rerun on the GPU); `--check` only says which blocks differ from their files,
-and the test suite runs it, so a figure copied by hand cannot drift from its measurement.
+The documents are README.md, BENCHMARKS.md, docs/satellite-sites.md and the Markdown cells of the
+solved notebooks (where Jupyter shows only the rendered text between the comments).
+`python -m gs_course.results` renders every marked block again from the files (after a rerun on
+the GPU); `--check` only says which blocks differ from their files, and the test suite runs it, so
+a figure copied by hand cannot drift from its measurement.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import sys
 from pathlib import Path
@@ -145,10 +148,28 @@ def render(text: str) -> str:
     return BLOCK.sub(again, text)
 
 
+def _notebook_render(text: str) -> str:
+    """A solved notebook with the marked blocks of its Markdown cells rendered again (a block in
+    a Markdown cell is an HTML comment pair: Jupyter shows only what lies between)."""
+    notebook = json.loads(text)
+    for cell in notebook["cells"]:
+        if cell["cell_type"] == "markdown":
+            source = "".join(cell["source"])
+            if BLOCK.search(source):
+                cell["source"] = render(source).splitlines(keepends=True)
+    return json.dumps(notebook, indent=1, ensure_ascii=False) + "\n"
+
+
+def _documents(root: Path) -> list[tuple[Path, object]]:
+    """(path, renderer) of every document that may hold marked blocks."""
+    found = [(root / name, render) for name in DOCUMENTS if (root / name).exists()]
+    notebooks = [path for path in sorted((root / "solutions").glob("*.ipynb")) if "<!-- results: " in path.read_text()]
+    return found + [(path, _notebook_render) for path in notebooks]
+
+
 def stale(root: Path = measure.ROOT) -> list[str]:
     """The documents whose marked blocks differ from their result files."""
-    return [name for name in DOCUMENTS if (root / name).exists()
-            and render((root / name).read_text()) != (root / name).read_text()]
+    return [str(path.relative_to(root)) for path, again in _documents(root) if again(path.read_text()) != path.read_text()]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -160,13 +181,13 @@ def main(argv: list[str] | None = None) -> int:
         for name in found:
             print(f"{name}: its figures differ from results/: run python -m gs_course.results")
         return 1 if found else 0
-    for name in DOCUMENTS:
-        path = measure.ROOT / name
-        if path.exists():
-            text = path.read_text()
-            if render(text) != text:
-                path.write_text(render(text))
-                print(f"rendered {name}")
+    for path, again in _documents(measure.ROOT):
+        text = path.read_text()
+        if again(text) != text:
+            path.write_text(again(text))
+            print(f"rendered {path.relative_to(measure.ROOT)}")
+            if path.suffix == ".ipynb":
+                print("  (a solved notebook: take its lock, then regenerate the students' with python -m gs_course.notebooks)")
     return 0
 
 

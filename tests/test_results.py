@@ -1,6 +1,8 @@
 """The figures the documents quote are rendered from the current result files: a figure typed by
 hand, or a result file rerun without rendering, fails here."""
 
+import json
+
 from gs_course import measure, results
 
 
@@ -16,3 +18,14 @@ def test_a_block_is_rendered_again_from_its_file():
     recorded = measure.load(measure.ROOT / "results/h200/transfer.json", "transfer", 2)
     pinned = recorded["copies"][-1]  # the largest copy, device to host, pinned
     assert f"{pinned['bytes'] / pinned['median_s'] / 1e9:.1f} GB/s pinned |" in rendered
+
+
+def test_a_notebook_markdown_block_is_rendered_too(tmp_path):
+    cell = {"cell_type": "markdown", "metadata": {}, "source": [
+        "On the H200:\n", "<!-- results: transfer-summary h200 -->\n", "old\n", "<!-- /results -->\n"]}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "solutions" / "9_x.ipynb").write_text(json.dumps(notebook))
+    assert results.stale(tmp_path) == ["solutions/9_x.ipynb"]
+    rendered = json.loads(results._notebook_render(json.dumps(notebook)))
+    assert "old\n" not in rendered["cells"][0]["source"] and "| | measured |\n" in rendered["cells"][0]["source"]
