@@ -221,15 +221,14 @@ def test_the_explorer_app_steers_the_simulation():
     app = explorer.show()
     w = explorer._widgets
     first = w["image"].value
-    w["kill"].value = 0.06
-    assert explorer.sim.params.kill == 0.06
+    w["kill"].value = 0.06  # paused: the change runs one frame, so the picture answers
+    assert explorer.sim.params.kill == 0.06 and w["image"].value != first and "step 32," in w["status"].value
     w["preset"].value = "maze"
     assert (w["feed"].value, w["kill"].value) == (0.029, 0.057) and explorer.sim.params.feed == 0.029
-    explorer.frame()
-    assert w["image"].value != first and "step 32" in w["status"].value
+    assert "step 64," in w["status"].value
     w["dt"].value = 2.5  # past the stable limit: the status says so, no warning escapes
     for _ in range(40):
         explorer.frame()
     assert "past the stable limit" in w["status"].value
     w["reset"].click()
-    assert explorer.sim.steps_done == 0 and app is explorer.show()
+    assert explorer.sim.steps_done == explorer.steps_per_frame and app is explorer.show()
