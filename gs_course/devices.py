@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 import re
 import subprocess
 
@@ -30,9 +31,28 @@ def _nvidia_smi(*args: str) -> str | None:
     return done.stdout if done.returncode == 0 else None
 
 
+def _visible(found: list[Gpu]) -> tuple[Gpu, ...]:
+    """The GPUs that CUDA_VISIBLE_DEVICES leaves to this process, in its order (CUDA's device 0 is
+    its first entry), as CUDA numbers them: a hub or a batch system that hands a student one GPU of
+    several sets it, and the memory free then means that GPU's. Entries given by UUID keep all."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return tuple(found)
+    by_index = {gpu.index: gpu for gpu in found}
+    chosen = []
+    for entry in (e.strip() for e in visible.split(",")):
+        if not entry.lstrip("-").isdigit():
+            return tuple(found) if entry else tuple(chosen)
+        if int(entry) not in by_index:
+            break  # CUDA stops at the first entry that names no GPU
+        chosen.append(by_index[int(entry)])
+    return tuple(chosen)
+
+
 @functools.cache
 def gpus() -> tuple[Gpu, ...]:
-    """The NVIDIA GPUs the driver sees, or () without a driver or a GPU."""
+    """The NVIDIA GPUs the driver sees and CUDA_VISIBLE_DEVICES leaves visible (`index` is the
+    driver's number, as nvidia-smi --id takes it), or () without a driver or a GPU."""
     table = _nvidia_smi(
         "--query-gpu=index,name,driver_version,memory.total,memory.free",
         "--format=csv,noheader,nounits",
@@ -47,7 +67,7 @@ def gpus() -> tuple[Gpu, ...]:
         found.append(
             Gpu(int(index), name, driver, cuda.group(1) if cuda else "?", int(total) * 2**20, int(free) * 2**20)
         )
-    return tuple(found)
+    return _visible(found)
 
 
 def gpu_legate_config(fbmem_mib: int = 4000) -> str:
@@ -87,15 +107,15 @@ class GpuMemoryPeak:
     sees every library's allocations and CUDA contexts alike. `mib` is None without a GPU."""
 
     def __init__(self, gpu: int = 0):
-        self.gpu = gpu
+        self.gpu = gpu  # CUDA's number: the gpu-th of those CUDA_VISIBLE_DEVICES leaves
         self.mib: int | None = None
         self.start_mib: int | None = None  # in use when the block began
         self._sampler: subprocess.Popen | None = None
 
     def __enter__(self) -> GpuMemoryPeak:
-        if gpus():
+        if len(gpus()) > self.gpu:
             self._sampler = subprocess.Popen(
-                ["nvidia-smi", f"--id={self.gpu}", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
+                ["nvidia-smi", f"--id={gpus()[self.gpu].index}", "--query-gpu=memory.used", "--format=csv,noheader,nounits",
                  "-lms", "200"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         return self
 
