@@ -119,10 +119,32 @@ def test_checkers_accept_the_reference(name, capsys):
     assert capsys.readouterr().out.startswith("\N{CHECK MARK}")
 
 
-def test_histograms_checker_accepts_the_reference_and_a_loop_of_numpy_histograms(capsys):
-    analysis_check.histograms(analysis.histograms)
-    analysis_check.histograms(lambda images, bins: np.stack([np.histogram(i, bins, (0, 1))[0] for i in images]))
-    assert capsys.readouterr().out.count("\N{CHECK MARK} histograms") == 2
+def test_checkers_accept_the_right_answer_written_other_ways(capsys):
+    analysis_check.mass(lambda images: np.sum(images, axis=(1, 2), dtype="float64"))
+    analysis_check.bright_cells(lambda image, t: (np.argwhere(image > t), image[image > t]))  # a mask gives the same
+    assert capsys.readouterr().out.count("\N{CHECK MARK}") == 2
+
+
+def _loop_of_histograms(images, bins):
+    return np.stack([np.histogram(image, bins, (0, 1))[0] for image in images])
+
+
+def _loop_of_masses(images):
+    return np.array([image.sum(dtype=np.float64) for image in images])
+
+
+def _loop_of_dots(images):
+    rows = images.reshape(len(images), -1).astype(np.float64)
+    norms = np.linalg.norm(rows, axis=1)
+    return np.array([[rows[i] @ rows[j] / norms[i] / norms[j] for j in range(len(rows))] for i in range(len(rows))])
+
+
+@pytest.mark.parametrize("checker, loop", [(analysis_check.mass, _loop_of_masses),
+                                           (analysis_check.histograms, _loop_of_histograms),
+                                           (analysis_check.similarity, _loop_of_dots)])
+def test_checkers_refuse_a_python_loop_over_the_images(checker, loop):
+    with pytest.raises(NotYet, match="right values, but from a Python loop"):
+        checker(loop)
 
 
 @pytest.mark.parametrize("wrong, hint", [
@@ -132,10 +154,26 @@ def test_histograms_checker_accepts_the_reference_and_a_loop_of_numpy_histograms
     (lambda images: images.mean(axis=(1, 2)), "that is the mean V of each image"),
     (lambda images: [image.sum() for image in images], "compute it in one call over the whole batch"),
     (lambda images: images.max(axis=(1, 2)), "your mass is off at"),
+    (lambda images: images.sum(axis=(1, 2)), "sum in float64"),
+    (lambda images: images.sum(axis=(0, 1), dtype=np.float64), r"summed over the images \(axis 0\) and one axis"),
 ])
 def test_mass_checker_names_the_mistake(wrong, hint):
     with pytest.raises(NotYet, match=hint):
         analysis_check.mass(wrong)
+
+
+def _histograms_by(index_of, minlength=True, offsets=lambda count, bins: (np.arange(count) * bins)[:, None, None]):
+    """The bincount answer with the bin index `index_of(images, bins)` and the offsets given."""
+    def histograms(images, bins):
+        count = len(images)
+        index = index_of(images, bins) + offsets(count, bins)
+        counted = np.bincount(index.ravel(), minlength=count * bins if minlength else 0)
+        return counted.reshape(count, bins)
+    return histograms
+
+
+def _clipped(index_of):
+    return lambda images, bins: np.minimum(index_of(images, bins), bins - 1)
 
 
 def _histograms_top_edge_dropped(images, bins):
@@ -152,6 +190,16 @@ def _histograms_top_edge_dropped(images, bins):
     (lambda images, bins: np.stack([np.histogram(i, bins, (0, 1), density=True)[0] for i in images]),
      "not counts"),
     (lambda images, bins: analysis.histograms(images, bins)[::-1], "your histograms is off at"),
+    (_histograms_by(lambda images, bins: (images * bins).astype(np.int64)), "went into the next image's first bin"),
+    (_histograms_by(_clipped(lambda images, bins: (images * bins).astype(np.int64)), minlength=False),
+     "fewer than images x bins .*minlength"),
+    (_histograms_by(_clipped(lambda images, bins: (images * bins).astype(np.int64)),
+                    offsets=lambda count, bins: (np.arange(count) * bins)[None, None, :]), r"\(images, 1, 1\)"),
+    (_histograms_by(lambda images, bins: np.digitize(images, np.linspace(0, 1, bins + 1)).clip(max=bins - 1)),
+     "one too high"),
+    (_histograms_by(lambda images, bins: (images * (bins - 1)).astype(np.int64)), r"not int\(v \* \(bins - 1\)\)"),
+    (_histograms_by(_clipped(lambda images, bins: np.round(images * bins).astype(np.int64))), "round down"),
+    (lambda images, bins: analysis.histograms(images, bins).T, "transposed"),
 ])
 def test_histograms_checker_names_the_mistake(wrong, hint):
     with pytest.raises(NotYet, match=hint):
@@ -169,6 +217,9 @@ def _bright(image, threshold):
     (lambda image, t: (np.argwhere(image >= t), image[image >= t]), "not >="),
     (lambda image, t: (_bright(image, t)[0][:, ::-1], _bright(image, t)[1]), r"\(col, row\)"),
     (lambda image, t: (_bright(image, t)[0], np.sort(_bright(image, t)[1])), "index the image with the two"),
+    (lambda image, t: (np.argwhere(image.T > t), image.T[image.T > t]), "those of the transposed image"),
+    (lambda image, t: (np.argwhere(image > t), image[np.argwhere(image > t)]), "image\\[coordinates\\] takes whole "
+     "rows|your values are not V at your coordinates"),
 ])
 def test_bright_cells_checker_names_the_mistake(wrong, hint):
     with pytest.raises(NotYet, match=hint):
@@ -199,6 +250,11 @@ def _sorted_at(index_of):
                      analysis.deciles(images)[1]), "deciles per image"),
     (_deciles_with(lambda images: analysis.deciles(images)[0], side="left"), "side='right'"),
     (lambda images: analysis.deciles(images)[0], "return a pair"),
+    (_deciles_with(lambda images: np.sort(images, axis=-1).ravel()[np.floor(analysis.DECILES * (images.size - 1))
+                                                                   .astype(int)]), "sorted along one axis only"),
+    (_deciles_with(_sorted_at(lambda n: np.round(analysis.DECILES * (n - 1)).astype(int))), "round down"),
+    (_deciles_with(lambda images: np.percentile(images, analysis.DECILES, method="lower")), "percents"),
+    (_deciles_with(_sorted_at(lambda n: analysis.DECILES * (n - 1))), "an index must be an integer"),
 ])
 def test_deciles_checker_names_the_mistake(wrong, hint):
     with pytest.raises(NotYet, match=hint):
@@ -215,6 +271,9 @@ def _gram(images):
     (lambda images: _gram(images) / np.sqrt(np.diag(_gram(images)))[:, None], "one image's norm only"),
     (lambda images: images.reshape(len(images), -1).T @ images.reshape(len(images), -1), "compares cells"),
     (lambda images: analysis.similarity(images)[1:], "has shape"),
+    (lambda images: _gram(images) / (np.diag(_gram(images))[:, None] * np.diag(_gram(images))[None, :]),
+     "squared norms"),
+    (lambda images: images @ images.T, "make each image a row first"),
 ])
 def test_similarity_checker_names_the_mistake(wrong, hint):
     with pytest.raises(NotYet, match=hint):
@@ -235,6 +294,9 @@ SPOT = analysis.SPOT_MASS
 #: The GPU exercises' typical mistakes and their hints (the kernels', wrong the same way on a GPU).
 KERNEL_MISTAKES = {
     "spot_mass_kernel": [({**SPOT, "map_expr": "v"}, "the threshold|the mass of every cell"),
+                         ({**SPOT, "map_expr": "v if v > threshold else 0"}, "C, not Python"),
+                         ({**SPOT, "map_expr": "v > threshold ? 1 : 0"}, "counts the spots"),
+                         ({**SPOT, "map_expr": "v > threshold"}, "counts the spots"),
                          ({**SPOT, "map_expr": "v >= threshold ? v : 0.0"}, "not >="),
                          ({**SPOT, "reduce_expr": "max(a, b)"}, "a \\+ b"),
                          ({**SPOT, "identity": "1"}, "the identity starts every thread's")],
@@ -242,7 +304,11 @@ KERNEL_MISTAKES = {
                          (analysis.PRIVATISED.replace("atomicAdd(&block_counts[bin], 1u)", "block_counts[bin] += 1"),
                           "atomicAdd|increments were lost"),
                          (analysis.PRIVATISED.replace("__syncthreads();\n    for (int i", "for (int i"),
-                          "__syncthreads|more counts than cells")],
+                          "__syncthreads|more counts than cells"),
+                         (analysis.PRIVATISED.replace("block_counts[b] = 0;", ";"),
+                          "set the block's histogram to 0|more counts than cells"),
+                         (analysis.PRIVATISED.replace("min((int)(image[i] * bins), bins - 1)", "(int)(image[i] * bins)"),
+                          "one past the last bin")],
     "bitonic_step": [(analysis.BITONIC_BODY.replace("partner > i", "true"), "only the one with partner > i"),
                      (analysis.BITONIC_BODY.replace("(i & k) == 0", "true"), "i & k|descending order")],
 }
@@ -323,7 +389,8 @@ def test_gpu_checkers_accept_the_solutions_and_name_the_mistakes(capsys):
                         (analysis.PRIVATISED.replace("block_counts[b] = 0;", ";"), "more counts than cells"),
                         (analysis.PRIVATISED.replace("atomicAdd(&block_counts[bin], 1u)", "block_counts[bin] += 1"),
                          "increments were lost"),
-                        (analysis.PRIVATISED.replace("min((int)(image[i] * bins), bins - 1)", "0"), "in the wrong bins")]:
+                        (analysis.PRIVATISED.replace("min((int)(image[i] * bins), bins - 1)", "(int)(image[i] * (bins - 1))"),
+                         "in the wrong bins")]:
         with pytest.raises(NotYet, match=hint):
             analysis_check.histogram_kernel(wrong)
     for wrong, hint in [(analysis.BITONIC_BODY.replace("partner > i", "true"),  # a race: what it gives varies
