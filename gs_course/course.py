@@ -87,13 +87,15 @@ def choose(free_bytes: int | None, override: str = "") -> Choice:
 
 
 def free_memory() -> int | None:
-    """Bytes free on GPU 0 as the driver reports them now, None without a GPU."""
+    """Bytes free on GPU 0 as the driver reported them when gs_course first asked (`devices.gpus`
+    keeps its answer: a notebook's grid must not change from one cell to the next, and its own
+    arrays would count against it), None without a GPU."""
     found = gpus()
     return found[0].memory_free if found else None
 
 
 def choice() -> Choice:
-    """The grid for this machine now (GS_COURSE_SIZE, else the GPU's free memory)."""
+    """The grid for this machine (GS_COURSE_SIZE, else the GPU's free memory)."""
     override = os.environ.get("GS_COURSE_SIZE", "").strip().lower()
     if override:
         try:
