@@ -221,6 +221,8 @@ def _palette() -> bytes:
     return (colormaps[COLORMAP](np.linspace(0, 1, 256))[:, :3] * 255).astype(np.uint8).tobytes()
 
 
+#: The most frames a second the explorer sends to the browser.
+SHOWN_FPS = 60
 #: Formulations the explorer runs (each can take a new state); others use the backend's default.
 EXPLORER_FORMULATION = {"numpy": "slices", "cupynumeric": "slices", "torch": "slices"}
 
@@ -296,18 +298,22 @@ class Explorer:
         start = time.perf_counter()
         with np.errstate(all="ignore"):  # past the stable dt NumPy overflows; the status line says so
             self.sim.advance(self.steps_per_frame)
-        png = self._refresh()
-        seconds = time.perf_counter() - start
-        self.fps = 1 / seconds if not self.fps else 0.8 * self.fps + 0.2 / seconds
-        return png
-
-    def _refresh(self) -> bytes:
         v = self.sim.fetch_v()
         png = encode_png(v)
+        seconds = time.perf_counter() - start
+        self.fps = 1 / seconds if not self.fps else 0.8 * self.fps + 0.2 / seconds
+        self._show(png, v)
+        return png
+
+    def _refresh(self) -> None:
+        """Show the current V (after a reset or a seed: no frame was timed)."""
+        v = self.sim.fetch_v()
+        self._show(encode_png(v), v)
+
+    def _show(self, png: bytes, v: np.ndarray) -> None:
         if self._widgets is not None:
             self._widgets["image"].value = png
             self._widgets["status"].value = self._status(v)
-        return png
 
     def _status(self, v: np.ndarray) -> str:
         blown = "" if np.isfinite(v).all() else "; V is no longer finite: dt is past the stable limit, lower it and reset"
@@ -388,10 +394,13 @@ class Explorer:
             self._task = asyncio.ensure_future(self._play())
 
     async def _play(self) -> None:
-        """Frames while playing; the await between two frames lets the kernel take the sliders' changes."""
+        """Frames while playing; the await between two frames lets the kernel take the controls'
+        changes. At most SHOWN_FPS frames a second: a browser shows no more, faster only queues
+        images in front of the pause button's message (the status gives the loop's own rate)."""
         while self.playing:
+            begin = time.perf_counter()
             self.frame()
-            await asyncio.sleep(0.001)
+            await asyncio.sleep(max(0.001, 1 / SHOWN_FPS - (time.perf_counter() - begin)))
 
     def _listen_for_clicks(self, picture) -> None:
         try:

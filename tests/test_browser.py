@@ -178,11 +178,23 @@ def test_the_first_notebook_in_a_browser(lab):
             k = page.locator(".widget-hslider", has=page.get_by_text("k", exact=True)).first
             k.locator(".widget-readout").click()
             page.keyboard.press("Control+A")
-            page.keyboard.insert_text("0.0600")
+            page.keyboard.insert_text("0.0500")
             page.keyboard.press("Enter")
             expect(explorer).not_to_have_attribute("src", before, timeout=60_000)
-            explorer.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]").screenshot(
-                path=shots / "explorer.png")
+            # Play runs frames while the kernel still takes the controls' changes; pause stops them.
+            app = explorer.locator("xpath=ancestor::div[contains(@class, 'jp-OutputArea-output')]")
+            app.get_by_role("button", name="play").click()
+            expect(app.get_by_text(re.compile(r"step \d{1,3},\d{3}"))).to_be_visible(timeout=120_000)
+            app.get_by_role("button", name="pause").click()
+            status = app.get_by_text(re.compile(r"frames/s"))
+            seen = [status.inner_text()]
+            for _ in range(20):  # the images already sent still arrive for a moment
+                time.sleep(1)
+                seen.append(status.inner_text())
+                if seen[-1] == seen[-2]:
+                    break
+            assert seen[-1] == seen[-2], f"still running after pause: {seen}"
+            app.screenshot(path=shots / "explorer.png")
 
             # The exercise: a wrong answer gets the checker's hint, the right one its tick.
             cell = cells.nth(exercise)
