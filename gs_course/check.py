@@ -650,8 +650,8 @@ def _trial(body: str) -> None:
     try:
         kernel = cupy.RawKernel(STEP_KERNEL.replace("BODY", body), "step")
         u, v = initial_state(33, 47)
-        arrays = [cupy.asarray(a) for a in (u, v, u, v)]
-        launch_step(*arrays, scalars(PARAMS, 33, 47), kernel)
+        arrays = [_guarded(cupy, a, _OUTSIDE)[0] for a in (u, v, u, v)]  # as the notebook's check: a step
+        launch_step(*arrays, scalars(PARAMS, 33, 47), kernel)  # outside by one row is told there, not here
     except cupy.cuda.compiler.CompileException:
         return  # the notebook's process reports it, with the compiler's lines
     cupy.cuda.Device().synchronize()
