@@ -746,6 +746,7 @@ def pinned_fetch(student) -> None:
                      "then copy into it (out=...)")
     compare(got, want, "your fetched V", 0.0)
 
+    del got  # its pinned block goes back to CuPy's pool: the next fetch reuses it, allocating nothing
     v, want = upload()
     release = cupyx.zeros_pinned((1,), np.int32)
     hold = cupy.RawKernel(_HOLD_KERNEL, "hold")
