@@ -4,7 +4,7 @@
 # instructor check runs every solved notebook on the grid gs_course chooses from that (--size
 # auto), with the peak of GPU memory each took above the helper's. For B = 4 and B = 2 by default.
 #
-#   COMMIT=<git hash> bash tools/gpu-host-small-gpu.sh [B ...]      (about 5 minutes a budget)
+#   COMMIT=<git hash> [NOTEBOOKS="1 3"] bash tools/gpu-host-small-gpu.sh [B ...]   (about 5 minutes a budget)
 #
 # writes $OUT/small-gpu-<B>gb.txt (the whole log) and $OUT/small-gpu-<B>gb.md (the summary, with
 # provenance): results/h200/small-gpu-<B>gb.md. Expects the wheels of ../shared/gpu/pack-wheels.sh.
@@ -36,7 +36,8 @@ PY
       echo "helper holds: $(cat "$ready" 2>/dev/null || echo 'nothing (it failed)') bytes"
       nvidia-smi --query-gpu=name,memory.total,memory.used,memory.free --format=csv
       python3 -c "from gs_course import course; print('grid:', course.choice().line)"
-      python3 -m gs_course.cli instructor-check --size auto --summary "$out/small-gpu-${b}gb.md" 2>&1 |
+      # shellcheck disable=SC2086  # NOTEBOOKS: names or numbers, split on purpose
+      python3 -m gs_course.cli instructor-check --size auto --summary "$out/small-gpu-${b}gb.md" ${NOTEBOOKS:-} 2>&1 |
         grep -v -e 'cuInit(0)' -e 'discover the CUDA resources'
       echo "exit code: ${PIPESTATUS[0]}"
     } 2>&1 | tee "$log"
