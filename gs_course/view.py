@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import importlib.util
 import io
 import os
 import time
@@ -228,8 +229,9 @@ EXPLORER_FORMULATION = {"numpy": "slices", "cupynumeric": "slices", "torch": "sl
 
 
 def explorer_backends() -> list[str]:
-    """The backends that run here, in the course's order."""
-    return [name for name in backends.BACKENDS if backends.probe(name).ok]
+    """The backends installed here, in the course's order, found without importing them: Legate or
+    CUDA start only when chosen (one that cannot run then says why in the status line)."""
+    return [name for name in backends.BACKENDS if importlib.util.find_spec(name) is not None]
 
 
 class Explorer:

@@ -232,3 +232,14 @@ def test_the_explorer_app_steers_the_simulation():
     assert "past the stable limit" in w["status"].value
     w["reset"].click()
     assert explorer.sim.steps_done == explorer.steps_per_frame and app is explorer.show()
+    assert {"numpy", "jax"} <= set(w["backend"].options)
+
+
+def test_the_explorer_loads_no_backend_unasked(monkeypatch):
+    """Listing the backends must not start Legate or CUDA in a JAX notebook."""
+    pytest.importorskip("ipywidgets")
+    probed = []
+    probe = backends.probe
+    monkeypatch.setattr(backends, "probe", lambda name: probed.append(name) or probe(name))
+    view.Explorer(ROWS, COLS, params=PARAMS, backend="numpy").show()
+    assert set(probed) == {"numpy"}
