@@ -145,6 +145,12 @@ def test_install_script_installs_a_working_course(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     assert handed.returncode == 0, handed.stderr
     assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
+    solved = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import notebooks; "
+                             "import json; print(len(notebooks.exercises(json.loads((notebooks.SOLUTIONS / "
+                             "'1_Python_GPU_JAX.ipynb').read_text()))), notebooks.SOLUTIONS)"],
+                            capture_output=True, text=True, cwd=tmp_path)
+    count, where = solved.stdout.split()
+    assert int(count) >= 5 and "site-packages" in where, solved.stdout + solved.stderr
 
 
 def test_apptainer_definition_as_a_dockerfile_keeps_every_section_byte_for_byte():
