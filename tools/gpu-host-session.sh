@@ -2,31 +2,33 @@
 # One GPU session on the 2 x H200 host (the device tool's nvidia-h200-x2), in stages that each fit
 # one call of the device tool and carry one of cuPyNumeric's parts (../shared/gpu/README.md), so
 # that the parts travel while the GPUs work. Where a stage has independent work, GPU 0 and GPU 1 do
-# it side by side (CUDA_VISIBLE_DEVICES); timings that compare GPU counts use both alone.
+# it side by side (CUDA_VISIBLE_DEVICES); the scaling runs have both GPUs to themselves.
 #
 #   COMMIT=<hash> bash tools/gpu-host-session.sh STAGE
 #
-#   tests      the test suite without cuPyNumeric (GPU 0) | the CuPy lessons' and explorer's timings (GPU 1)
-#   notebooks  instructor check of tutorials 1, 3, 4 at full size (GPU 0) | the same executed, outputs kept,
-#              then the CuPy tutorial's wrong answers (GPU 1)
-#   jax-scale  JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)
-#   small-gpu  tutorials 1, 3, 4 with 4 GB free (GPU 0) | with 2 GB free (GPU 1)
-#   parts      nothing but the part it carries
-#   legate     tutorial 2: instructor check then executed (GPU 0) | with 4 then 2 GB free (GPU 1);
-#              then cuPyNumeric's tests
-#   legate-scale  cuPyNumeric on one and two GPUs (tools/gpu-host-scale.sh)
+#   tests         the test suite without cuPyNumeric (GPU 0) | the CuPy lessons' timings, the
+#                 explorer's frames per second, the CuPy tutorial's wrong answers (GPU 1)
+#   jax-scale     JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)
+#   parts         nothing but the part it carries
+#   legate-scale  cuPyNumeric on one and two GPUs, and its benchmark (tools/gpu-host-scale.sh)
+#   notebooks     the instructor check of every tutorial at full size (GPU 0) | the same executed,
+#                 outputs kept (GPU 1)
+#   rehearsal     cuPyNumeric's tests; every tutorial with 4 GB free (GPU 0) | with 2 GB free (GPU 1)
 #
-# Everything lands in $OUT/STAGE/ and comes back as $OUT/STAGE.tar.gz (the device tool returns at
-# most 8 files); the stage's log is printed too.
+# Stage results land in $OUT/STAGE/ and come back as $OUT/STAGE.tar.gz (the device tool returns
+# at most 8 files). What a later stage reads from results/ (the scaling runs the tutorials print)
+# is kept in /tmp/gs-results, which lives as long as the host, and laid into results/ first.
 set -uo pipefail
 stage=$1
 out=${OUT:?}/$stage
-mkdir -p "$out"
+keep=/tmp/gs-results
+mkdir -p "$out" "$keep"
 # shellcheck disable=SC1091
 source .gpuwheels/install-on-gpu-host.sh >&2
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COMMIT=${COMMIT:-unknown}
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 ||
   echo "could not install the console script" >&2
+cp -r "$keep/." results/ 2>/dev/null
 on() { # on GPU OUTDIR COMMAND...: run on one GPU, its files in OUTDIR
   local gpu=$1 dir=$2
   shift 2
@@ -37,7 +39,7 @@ started=$SECONDS
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv,noheader
 case $stage in
   tests)
-    # The notebooks' own tests need cuPyNumeric too: the legate stage runs them.
+    # The notebooks' own tests need cuPyNumeric: the rehearsal stage runs them.
     on 0 "$out" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 12 \
       -m "not packaging and not browser" --ignore=tests/test_notebooks.py \
       --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
@@ -45,45 +47,31 @@ case $stage in
     {
       on 1 "$out/cupy-topics" python3 tools/gpu-host-cupy-topics.py
       on 1 "$out/explorer" python3 tools/gpu-host-explorer-fps.py
-    } >"$out/gpu1.log" 2>&1
-    wait
-    tail -n 25 "$out/tests.log"; tail -n 30 "$out/gpu1.log" ;;
-  notebooks)
-    on 0 "$out/check" python3 -m gs_course.cli instructor-check 1 3 4 --summary "$out/check/instructor-check.md" >"$out/check.log" 2>&1 &
-    {
-      on 1 "$out/executed" env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py \
-        solutions/1_Python_GPU_JAX.ipynb solutions/3_Python_GPU_CuPy.ipynb solutions/4_Python_GPU_synthesis.ipynb
       on 1 "$out/wrong" python3 tools/gpu-host-wrong-answers.py
     } >"$out/gpu1.log" 2>&1
     wait
-    tail -n 15 "$out/check.log"; tail -n 40 "$out/gpu1.log" ;;
+    tail -n 25 "$out/tests.log"; tail -n 40 "$out/gpu1.log" ;;
   jax-scale)
-    bash tools/gpu-host-jax-scale.sh 2>&1 | tee "$out/jax-scale.log" | tail -n 60 ;;
-  small-gpu)
-    on 0 "$out/4gb" env NOTEBOOKS="1 3 4" bash tools/gpu-host-small-gpu.sh 4 >"$out/4gb.log" 2>&1 &
-    on 1 "$out/2gb" env NOTEBOOKS="1 3 4" bash tools/gpu-host-small-gpu.sh 2 >"$out/2gb.log" 2>&1
-    wait
-    tail -n 20 "$out/4gb.log" "$out/2gb.log" ;;
+    OUT=$out bash tools/gpu-host-jax-scale.sh >"$out/log" 2>&1
+    mkdir -p "$keep/h200-x2" && cp -r "$out/jax-scale" "$out/jax-scale.txt" "$keep/h200-x2/"
+    tail -n 60 "$out/log" ;;
   parts) ;;
-  legate)
-    {
-      on 0 "$out/check" python3 -m gs_course.cli instructor-check 2 --summary "$out/check/instructor-check.md"
-      on 0 "$out/executed" env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_Python_GPU_cuPyNumeric.ipynb
-    } >"$out/gpu0.log" 2>&1 &
-    {
-      on 1 "$out/4gb" env NOTEBOOKS=2 bash tools/gpu-host-small-gpu.sh 4
-      on 1 "$out/2gb" env NOTEBOOKS=2 bash tools/gpu-host-small-gpu.sh 2
-    } >"$out/gpu1.log" 2>&1
-    wait
-    on 0 "$out/tests" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric bash tools/gpu-host-tests.sh -n 8 \
-      -m "not packaging and not browser" -k "cupynumeric or legate" tests >"$out/tests.log" 2>&1 &
-    on 1 "$out/notebook-tests" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric GS_COURSE_SIZE=small \
-      bash tools/gpu-host-tests.sh -n 4 tests/test_notebooks.py \
-      tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises >"$out/notebook-tests.log" 2>&1
-    wait
-    tail -n 15 "$out/gpu0.log" "$out/gpu1.log"; tail -n 12 "$out/tests.log" "$out/notebook-tests.log" ;;
   legate-scale)
-    bash tools/gpu-host-scale.sh 2>&1 | tee "$out/legate-scale.log" | tail -n 60 ;;
+    OUT=$out bash tools/gpu-host-scale.sh >"$out/log" 2>&1
+    mkdir -p "$keep/h200-x2" && cp -r "$out/cupynumeric-scale" "$out/cupynumeric-scale.txt" "$out/bench-cupynumeric" "$keep/h200-x2/"
+    tail -n 70 "$out/log" ;;
+  notebooks)
+    on 0 "$out/check" python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" >"$out/check.log" 2>&1 &
+    on 1 "$out/executed" env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/[1-4]_*.ipynb >"$out/execute.log" 2>&1
+    wait
+    tail -n 15 "$out/check.log"; tail -n 15 "$out/execute.log" ;;
+  rehearsal)
+    on 0 "$out/tests" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric bash tools/gpu-host-tests.sh -n 8 \
+      -m "not packaging and not browser" -k "cupynumeric or legate or scale" tests >"$out/tests.log" 2>&1
+    on 0 "$out/4gb" bash tools/gpu-host-small-gpu.sh 4 >"$out/4gb.log" 2>&1 &
+    on 1 "$out/2gb" bash tools/gpu-host-small-gpu.sh 2 >"$out/2gb.log" 2>&1
+    wait
+    tail -n 12 "$out/tests.log" "$out/4gb.log" "$out/2gb.log" ;;
   *) echo "unknown stage $stage" >&2; exit 2 ;;
 esac
 echo "stage $stage: $((SECONDS - started)) s"
