@@ -26,7 +26,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from . import backends, memory_kinds
+from . import backends, measure, memory_kinds
 from .output import DATASET, BackgroundWriter, FrameWriter
 from .parameters import Parameters
 from .runner import simulate
@@ -73,9 +73,18 @@ def array_module(a):
 
 
 def run_size(size_name: str) -> RunSize:
-    """The run for the notebook's size (`gs_course.course.size().name`): the school's grid wherever
-    the notebooks run on a GPU (the streaming adapts its buffers to the memory free)."""
-    return SMALL if size_name == "small" else FULL
+    """The run for the notebook's grid (`gs_course.course.choice().workload.name`): the school's
+    grid where the notebooks run it, the small run on the small grid, and in between (a small GPU)
+    the small run's images and budget scaled to that grid."""
+    if size_name == "full":
+        return FULL
+    from .measure import GRIDS
+
+    grid = next(g for g in GRIDS if g.name == size_name)
+    if size_name == "small":
+        return SMALL
+    scale = grid.rows * grid.cols / (SMALL.rows * SMALL.cols)
+    return RunSize(SMALL.images, grid.rows, grid.cols, int(SMALL.budget_bytes * scale), SMALL.pattern_images)
 
 
 def write_run(path: str | Path, size: RunSize, steps_per_image: int = 32, backend: str | None = None) -> dict:
@@ -289,12 +298,7 @@ def seconds(function: Callable, *args, repeat: int = 5, gpu: bool | None = None)
         from cupyx.profiler import benchmark
 
         return float(np.median(benchmark(function, args, n_repeat=repeat, n_warmup=2).gpu_times))
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function(*args)
-        times.append(time.perf_counter() - start)
-    return float(np.median(times))
+    return measure.timed(lambda: function(*args), repeats=repeat, warmup=2).median
 
 
 # --- Reductions ------------------------------------------------------------------------------------

@@ -398,3 +398,15 @@ def test_gpu_checkers_accept_the_solutions_and_name_the_mistakes(capsys):
                         (analysis.BITONIC_BODY.replace("(i & k) == 0", "(i & k) != 0"), "descending order")]:
         with pytest.raises(NotYet, match=hint):
             analysis_check.bitonic_step(wrong)
+
+
+def test_the_run_follows_the_grid_a_small_gpu_gets():
+    """A small GPU runs tutorial 4 on the grid the memory free allows: its run is on that grid, with
+    the small run's images and a budget grown with the grid, always smaller than the run."""
+    from gs_course.measure import GRIDS
+
+    for grid in GRIDS:
+        run = analysis.run_size(grid.name)
+        assert (run.rows, run.cols) == (grid.rows, grid.cols)
+        assert run.budget_bytes < run.bytes, "the run must not fit the budget: the streaming has a point"
+    assert analysis.run_size("half").images == analysis.SMALL.images
