@@ -8,6 +8,7 @@ The notebooks are copied first: the server works on the copies, so the repositor
 was. Screenshots are kept in the test's temporary folder (pytest prints where).
 """
 
+import importlib.util
 import json
 import os
 import re
@@ -31,9 +32,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.timeout(600)]
 
 
 def _missing() -> str | None:
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("playwright") is None:
         return "playwright is not installed (the test extra)"
     if not Path(CHROMIUM).is_file():
         return "no chromium (apt-get install chromium)"
@@ -194,6 +193,10 @@ def test_the_first_notebook_in_a_browser(lab):
                 if seen[-1] == seen[-2]:
                     break
             assert seen[-1] == seen[-2], f"still running after pause: {seen}"
+            # A click on the image drops a seed there (ipyevents): the picture changes, paused.
+            before = explorer.get_attribute("src")
+            explorer.click(position={"x": 20, "y": 20})
+            expect(explorer).not_to_have_attribute("src", before, timeout=30_000)
             app.screenshot(path=shots / "explorer.png")
 
             # The exercise: a wrong answer gets the checker's hint, the right one its tick.
