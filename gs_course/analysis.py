@@ -323,9 +323,11 @@ def spot_mass(images, threshold: float = SPOT_THRESHOLD):
 
 def spot_mass_kernel(cupy, map_expr: str, reduce_expr: str, identity: str):
     """`kernel(images, threshold, axis=(1, 2))` gives each image's spot mass (`threshold` a float32
-    array of 0 dimensions, broadcast against the images)."""
+    array of 0 dimensions, broadcast against the images). The partial sums are doubles:
+    `reduce_type` is pasted into the kernel's C source as it is (`typedef double _type_reduce;`), so
+    it is C's name for the type, where the parameters take NumPy's (float64)."""
     return cupy.ReductionKernel(*SPOT_MASS_PARAMS, map_expr, reduce_expr, "mass = a", identity, "spot_mass",
-                                reduce_type="float64")
+                                reduce_type="double")
 
 
 # --- Histograms ------------------------------------------------------------------------------------
