@@ -326,6 +326,22 @@ def test_kernel_checkers_name_the_mistake_even_without_a_gpu(name, answer, hint)
         _call_kernel_checker(name, answer)
 
 
+def test_the_spot_mass_kernel_names_its_sum_type_in_c():
+    """CuPy pastes `reduce_type` into the kernel's C source as it is (`typedef ... _type_reduce;`):
+    NumPy's name, float64, is no C type and did not compile on the GPU; C's, double, does. The
+    parameters keep NumPy's names, which CuPy translates."""
+    made = {}
+
+    class Cupy:
+        @staticmethod
+        def ReductionKernel(*args, **kwargs):
+            made.update(args=args, kwargs=kwargs)
+
+    analysis.spot_mass_kernel(Cupy, **analysis.SPOT_MASS)
+    assert made["args"][:2] == ("float32 v, float32 threshold", "float64 mass")
+    assert made["kwargs"] == {"reduce_type": "double"}
+
+
 def test_kernel_checkers_read_the_code_and_say_what_they_cannot_check_without_a_gpu(capsys):
     if CUPY.ok:
         pytest.skip("a GPU is here: the checkers run the kernels")

@@ -107,8 +107,11 @@ def test_managed_and_mapped_share_one_memory_pageable_and_pinned_do_not():
         cupy.cuda.get_current_stream().synchronize()
         assert buffer.shared == (kind in ("managed", "mapped"))
         assert buffer.host[0] == (2 if buffer.shared else 1), f"{kind}: the host sees the kernel's write"
-    memory_type = {kind: runtime.pointerGetAttributes(memory_kinds.allocate(kind, (8,)).host.ctypes.data).type
-                   for kind in ("pinned", "managed", "mapped")}
+    # The buffers are held while their pointers are asked about: a Buffer made and dropped within
+    # the call is freed before the driver answers (managed and mapped memory then read as
+    # unregistered, 0, as the H200 showed; pinned memory stays registered in CuPy's pool).
+    buffers = {kind: memory_kinds.allocate(kind, (8,)) for kind in ("pinned", "managed", "mapped")}
+    memory_type = {kind: runtime.pointerGetAttributes(buffer.host.ctypes.data).type for kind, buffer in buffers.items()}
     assert memory_type == {"pinned": runtime.memoryTypeHost, "managed": runtime.memoryTypeManaged,
                            "mapped": runtime.memoryTypeHost}
 
@@ -116,12 +119,13 @@ def test_managed_and_mapped_share_one_memory_pageable_and_pinned_do_not():
 @pytest.mark.gpu
 @pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")
 def test_measure_times_every_row_and_the_table_prints_them():
-    results = memory_kinds.measure(nbytes=16 * MIB, repeats=2)
+    results = memory_kinds.measure(nbytes=64 * MIB, repeats=2)
     assert [row["label"] for row in results["rows"]] == [label for label, _, _ in memory_kinds.ROWS]
-    assert all(row[key] > 0 for row in results["rows"] for key in memory_kinds.KEYS)
-    mapped = results["rows"][-1]
-    pinned = results["rows"][1]
+    median = {(row["label"], key): row[key]["median_s"] for row in results["rows"] for key in memory_kinds.KEYS}
+    assert all(seconds > 0 for seconds in median.values())
     # Read in place over the link at every access, zero-copy memory is slower to read again than
-    # device memory by about the link's bandwidth against the GPU's own.
-    assert mapped["gpu_read_again_s"] > 3 * pinned["gpu_read_again_s"]
+    # device memory by about the link's bandwidth against the GPU's own (on an H200, 49 against
+    # 1500 GB/s at 256 MiB; at 8 MiB the launch's own cost brings it down to 3 times). 64 MiB keeps
+    # the array large enough for the link to be what is measured.
+    assert median["mapped (zero-copy)", "gpu_read_again_s"] > 3 * median["pinned", "gpu_read_again_s"]
     assert memory_kinds.table(results).count(" GB/s") == 3 * len(memory_kinds.ROWS)
