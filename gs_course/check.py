@@ -267,8 +267,8 @@ def _call(student, args, device_type, what: str):
             return student(*args)
         except TypeError as err:
             if "Implicit conversion to a NumPy array is not allowed" in str(err):
-                raise NotYet(f"{what} gives a CuPy array to NumPy (np.pad, np.roll...): use cupy's function "
-                             "(xp.pad...), which keeps it on the GPU") from None
+                raise NotYet(f"{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does "
+                             "not take over): use cupy's functions (xp.pad...), which keep it on the GPU") from None
             raise
 
 
@@ -389,11 +389,18 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     jax = _jax(device_type)
     if jax is not None:
         program = _jaxpr(jax, lambda u, v: student(u, v, *args), (to_device(u0), to_device(v0)), "your images")
-        if not any(e.primitive.name == "scan" and e.params["length"] == nbimage
-                   and len(e.outvars) > e.params["num_carry"] for e in _equations(program.jaxpr)):
+        if not any(e.primitive.name == "scan" and _makes_shape(e, (nbimage, rows, cols))
+                   for e in _equations(program.jaxpr)):
             raise NotYet(f"your images are right but not made by one lax.scan over the {nbimage} images (a Python "
                          "loop?): scan one_image, which returns ((u, v), v), then return the stacked images")
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
+
+
+def _makes_shape(eqn, shape: tuple) -> bool:
+    """Whether an equation outputs an array of that shape. Read from the outputs' types, not from
+    the equation's params, whose names change between JAX versions (scan's num_carry, present in
+    0.10, is gone in 0.11): a scan whose outputs include the images stacked is the scan over them."""
+    return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
 
 
 def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
@@ -716,8 +723,12 @@ def pinned_fetch(student) -> None:
     """`student(v, stream)` must return V in a host array of pinned (page-locked) memory, the copy
     queued on `stream`, without waiting for it. Each V given is complete before the call (the
     checker waits for its upload): the student orders nothing. Checked twice: once plainly (type,
-    memory, values), once with `stream` held busy, which shows whether the copy waited for it and
-    whether it went through it at all."""
+    memory, values), once with `stream` held busy, which shows whether the fetch waits for it.
+    Which stream did the copy is not checked: a copy on the default stream does not wait for a
+    non-blocking `stream` either, and telling them apart would rest on the hold kernel's holding,
+    which the checker cannot confirm; a right answer must never be refused, so the message says
+    what was checked and what was not. A hold that does not hold lets a waiting fetch pass, never
+    refuses a right one."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
         _refuse_the_placeholder(student)  # without a GPU, at least this much
@@ -729,14 +740,17 @@ def pinned_fetch(student) -> None:
     stream = cupy.cuda.Stream(non_blocking=True)
 
     def upload():
-        want = rng.random(shape, dtype=np.float32)
-        v = cupy.asarray(want)
-        cupy.cuda.get_current_stream().synchronize()  # uploaded before the student's stream reads v
+        # Made on the device from other values: cupy.asarray stages its host array in a block of
+        # CuPy's pinned pool, which an empty_pinned of the same size gets back still holding them,
+        # so a fetch that copied nothing would seem to hold V if V were uploaded as it is.
+        v = cupy.asarray(rng.random(shape, dtype=np.float32)) + 1
+        want = v.get()  # into pageable memory, outside the pinned pool
+        cupy.cuda.get_current_stream().synchronize()  # made before the student's stream reads v
         return v, want
 
     v, want = upload()
     got = student(v, stream)
-    stream.synchronize()
+    cupy.cuda.Device().synchronize()
     if not isinstance(got, np.ndarray):
         raise NotYet(f"your fetch returned a {type(got).__module__}.{type(got).__name__}: return a NumPy array "
                      "in pinned memory (cupyx.empty_pinned) that the copy filled")
@@ -755,21 +769,17 @@ def pinned_fetch(student) -> None:
     try:
         started = time.perf_counter()
         got = student(v, stream)
-        waited = time.perf_counter() - started > _HOLD_S / 2 or stream.done
-        cupy.cuda.Stream.null.synchronize()  # a copy on the default stream ends now: it does not wait for `stream`
-        copied_already = isinstance(got, np.ndarray) and np.array_equal(got, want)
+        waited = time.perf_counter() - started > _HOLD_S / 2
     finally:
         release[0] = 1
-        stream.synchronize()
+        cupy.cuda.Device().synchronize()
     if waited:
         raise NotYet("your fetch waits for the copy (blocking=True, or a synchronize): queue it on the stream with "
                      "blocking=False and return at once; whoever needs the values waits for the stream")
-    if copied_already:
-        raise NotYet("your copy did not go through `stream`: it was done while that stream was still busy, so it ran "
-                     "on another (cupy.asnumpy(v, out=...) without stream= copies on the default stream and waits). "
-                     "Pass stream=stream, blocking=False")
-    compare(got, want, "your fetched V (a second time, queued behind other work on the stream)", 0.0)
-    ok("pinned fetch: V in page-locked memory, the copy queued on your stream without waiting")
+    compare(got, want, "your fetched V (a second time, with the stream busy)", 0.0)
+    ok("pinned fetch: V in page-locked memory with the right values, and your fetch returned without waiting "
+       "for the busy stream. Not checked: which stream did the copy (one on the default stream does not wait "
+       "either); pass stream=stream, blocking=False")
 
 
 # JAX on several devices: the halo exchange of a grid split in bands of rows.
