@@ -52,8 +52,9 @@ EXERCISES = {
         ("return sum(xp.roll(a, (i, j), (0, 1)) for i in (-1, 0, 1) for j in (-1, 0, 1)) - 9 * a",
          "wrapped around", "np.roll: a wrapped border"),
         (PAD_SUM, "is None: end the function with return", "no return"),
-        (PAD_SUM.replace("xp.pad", "np.pad") + "return window_sum - counts * a", "gives a CuPy array to NumPy",
-         "np.pad on a CuPy array (GPU)"),
+        # CuPy arrays take NumPy's functions over (NEP 18, __array_function__): np.pad runs cupy.pad, on the device.
+        (PAD_SUM.replace("xp.pad", "np.pad") + "return window_sum - counts * a", "PASS:laplacian: right",
+         "np.pad on a CuPy array: runs cupy.pad, right (GPU)"),
         (PAD_SUM + "return (window_sum - counts * a).get()", "went back to the host", ".get(): to the host (GPU)"),
     ]),
     "2 step": ("check.step(step", False, [
@@ -98,8 +99,10 @@ EXERCISES = {
          "a wild read (would lose the context)"),
     ]),
     "6 pinned fetch": ("check.pinned_fetch(", True, [
+        # Does not wait for the busy stream either: accepted, the message saying the stream is not checked.
         ("out = cupyx.empty_pinned(v.shape, v.dtype)\ncupy.asnumpy(v, out=out)\nreturn out",
-         "did not go through `stream`", "blocking copy on the default stream"),
+         "PASS:Not checked: which stream did the copy", "blocking copy on the default stream"),
+        ("return cupyx.empty_pinned(v.shape, v.dtype)", "your fetched V is off", "pinned memory, nothing copied"),
         ("out = cupyx.empty_pinned(v.shape, v.dtype)\ncupy.asnumpy(v, stream=stream, out=out)\nreturn out",
          "waits for the copy", "blocking copy on the stream"),
         ("return v.get(stream=stream)", "ordinary \\(pageable\\) memory", "pageable memory"),
