@@ -123,8 +123,7 @@ def sweep(backend: str, formulation: str, devices: list[int], rows: int, cols: i
           log: Callable[[str], object] = print) -> dict:
     """Every (mode, device count) point; weak scaling multiplies the rows by the device count."""
     on_gpu = bool(gpus()) if on_gpu is None else on_gpu
-    if not devices or min(devices) < 1:
-        raise ScaleError(f"device counts must be >= 1, got {devices}")
+    _check_devices(devices)
     unknown = set(modes) - set(MODES)
     if unknown:
         raise ScaleError(f"unknown mode {sorted(unknown)[0]!r}; the modes are {', '.join(MODES)}")
@@ -224,6 +223,11 @@ def add_parser(commands) -> None:
     scale.add_argument("--out", default=".", help="folder for scale-<backend>-<formulation>.{json,md,png} (default .)")
 
 
+def _check_devices(devices: list[int]) -> None:
+    if not devices or min(devices) < 1:
+        raise ScaleError(f"device counts must be >= 1, got {devices}")
+
+
 def _options(pairs: list[str]) -> dict:
     options = {}
     for pair in pairs:
@@ -247,12 +251,15 @@ def run_command(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if not out.is_dir():
         raise ScaleError(f"--out {out} is not a folder")
+    devices = args.devices or list(range(1, max(2, len(gpus())) + 1))
+    _check_devices(devices)
+    options = _options(args.option)  # input checked before the backend loads: it may not be installed
+    backends.require(args.backend)  # not installed: one line that says so
     formulation = args.formulation or backends.load(args.backend).DEFAULT_FORMULATION
     backends.formulation_class(args.backend, formulation)  # an unknown formulation: one line, now
-    devices = args.devices or list(range(1, max(2, len(gpus())) + 1))
     try:
         result = sweep(args.backend, formulation, devices, args.rows, args.cols, args.mode, args.steps,
-                       args.repeats, _options(args.option))
+                       args.repeats, options)
     except PointFailed as err:
         print(f"gs-course: error: {err}", file=sys.stderr)
         return 1

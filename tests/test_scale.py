@@ -84,10 +84,19 @@ def test_scale_command_measures_every_point_and_writes_its_files(tmp_path, capsy
     (["--backend", "numpy"], "scale runs cupynumeric, jax, not 'numpy'"),
     (["--steps", "0"], "--steps must be at least 1, got 0"),
 ])
-def test_bad_input_is_one_line(argv, message, capsys, tmp_path):
+def test_bad_input_is_one_line(argv, message, capsys, tmp_path, monkeypatch):
+    """Told before the backend loads: cuPyNumeric, the default, need not be installed."""
+    monkeypatch.setattr(backends, "load", lambda name: pytest.fail(f"{name} loaded before the input was checked"))
     assert cli.main(["scale", "--out", str(tmp_path), *argv]) == cli.EXIT_USAGE
     err = capsys.readouterr().err
     assert err == f"gs-course: error: {message}\n"
+
+
+def test_a_backend_not_installed_is_one_line(capsys, tmp_path, monkeypatch):
+    monkeypatch.setattr(backends, "probe", lambda name: backends.Probe(name, False, reason="not installed"))
+    assert cli.main(["scale", "--out", str(tmp_path), "--devices", "1"]) == cli.EXIT_USAGE
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "backend cupynumeric cannot run here: not installed" in err[0]
 
 
 @needs_legate
