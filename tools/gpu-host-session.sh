@@ -29,11 +29,16 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COMMIT=${CO
 python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 ||
   echo "could not install the console script" >&2
 cp -r "$keep/." results/ 2>/dev/null
+# Every command stops by the stage's deadline (STAGE_LIMIT seconds, under the device call's 600),
+# so that what the stage made is still packed and comes back: two stages that ran past the call's
+# limit on 2026-11-30 brought back nothing deeper than two folders.
+deadline=$((SECONDS + ${STAGE_LIMIT:-540}))
+left() { echo $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)); }
 on() { # on GPU OUTDIR COMMAND...: run on one GPU, its files in OUTDIR
   local gpu=$1 dir=$2
   shift 2
   mkdir -p "$dir"
-  CUDA_VISIBLE_DEVICES=$gpu OUT=$dir "$@"
+  CUDA_VISIBLE_DEVICES=$gpu OUT=$dir timeout "$(left)" "$@"
 }
 started=$SECONDS
 nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv,noheader
@@ -52,12 +57,12 @@ case $stage in
     wait
     tail -n 25 "$out/tests.log"; tail -n 40 "$out/gpu1.log" ;;
   jax-scale)
-    OUT=$out bash tools/gpu-host-jax-scale.sh >"$out/log" 2>&1
+    OUT=$out timeout "$(left)" bash tools/gpu-host-jax-scale.sh >"$out/log" 2>&1
     mkdir -p "$keep/h200-x2" && cp -r "$out/jax-scale" "$out/jax-scale.txt" "$keep/h200-x2/"
     tail -n 60 "$out/log" ;;
   parts) ;;
   legate-scale)
-    OUT=$out bash tools/gpu-host-scale.sh >"$out/log" 2>&1
+    OUT=$out timeout "$(left)" bash tools/gpu-host-scale.sh >"$out/log" 2>&1
     mkdir -p "$keep/h200-x2" && cp -r "$out/cupynumeric-scale" "$out/cupynumeric-scale.txt" "$out/bench-cupynumeric" "$keep/h200-x2/"
     tail -n 70 "$out/log" ;;
   notebooks)
