@@ -36,7 +36,7 @@ import cupynumeric  # noqa: E402
 from legate.core import TaskContext, TaskTarget, VariantCode, as_logical_array, bloat, broadcast, get_legate_runtime, get_machine  # noqa: E402
 from legate.core.task import InputArray, OutputArray, task  # noqa: E402
 
-from ..model import initial_state, reference_step, window_counts  # noqa: E402
+from ..model import initial_state, reference_step, updated, window_counts  # noqa: E402
 from ..parameters import Parameters  # noqa: E402
 from .base import PaddedSlices, Probe, Simulation  # noqa: E402
 
@@ -64,13 +64,6 @@ def free_memory() -> int | None:
 def _wait_for_legate() -> None:
     """Legate runs operations asynchronously: block until every one issued so far has finished."""
     get_legate_runtime().issue_execution_fence(block=True)
-
-
-def updated(u, v, lap_u, lap_v, p: Parameters):
-    """(u, v) one step later, as two fresh arrays: every term written in one expression."""
-    uvv = u * v * v
-    return (u + p.dt * (p.du * lap_u - uvv + p.feed * (1 - u)),
-            v + p.dt * (p.dv * lap_v + uvv - (p.feed + p.kill) * v))
 
 
 class CupynumericSlices(PaddedSlices):
