@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import signal
@@ -15,7 +14,7 @@ from pathlib import Path
 
 from . import __version__, backends, course, handout
 from .devices import default_legate_config, gigabytes, gpus
-from .measure import GRIDS, SMALL
+from .measure import GRIDS, SMALL, child_answer, child_failure
 from .model import GridError
 from .output import BackgroundWriter, FrameWriter, OutputError, RunFileError, check_writable
 from .parameters import PRESETS, Parameters
@@ -275,11 +274,10 @@ def _probe_isolated(name: str) -> backends.Probe:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         return backends.Probe(name, False, reason="crashed while loading: no answer after 300 s")
-    answers = [line for line in done.stdout.splitlines() if line.startswith(_PROBE_MARKER)]
-    if answers:
-        return backends.Probe(**json.loads(answers[-1][len(_PROBE_MARKER):]))
-    last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
-    return backends.Probe(name, False, reason=f"crashed while loading: {last}")
+    answer = child_answer(done, _PROBE_MARKER)
+    if answer is not None:
+        return backends.Probe(**answer)
+    return backends.Probe(name, False, reason=f"crashed while loading: {child_failure(done)}")
 
 
 def doctor(require_gpu: bool = False) -> int:

@@ -220,6 +220,21 @@ class Stopwatch:
         return time.perf_counter() - self.start
 
 
+# --- answers of child processes -----------------------------------------------------------------
+
+def child_answer(done: subprocess.CompletedProcess, marker: str):
+    """The JSON a child process printed behind `marker`, from its last line that starts with it
+    (libraries print their own lines on standard output as they start: Legate's cuInit lines), or
+    None where it printed none."""
+    answers = [line for line in done.stdout.splitlines() if line.startswith(marker)]
+    return json.loads(answers[-1][len(marker):]) if answers else None
+
+
+def child_failure(done: subprocess.CompletedProcess) -> str:
+    """Why a child process gave no answer, in one line: the last line of its errors."""
+    return (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
+
+
 # --- provenance ---------------------------------------------------------------------------------
 
 #: The distributions whose versions a result records (read from their metadata: nothing imported,

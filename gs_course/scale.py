@@ -104,11 +104,10 @@ def measure_point(spec: dict, timeout_s: float = 600) -> dict:
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise PointFailed(f"{_name(spec)}: no answer after {timeout_s:.0f} s") from None
-    answers = [line for line in done.stdout.splitlines() if line.startswith(MARKER)]
-    if not answers:
-        last = (done.stderr.strip().splitlines() or [f"exit code {done.returncode}, no output"])[-1]
-        raise PointFailed(f"{_name(spec)} failed: {last}")
-    return json.loads(answers[-1][len(MARKER):])
+    answer = measure.child_answer(done, MARKER)
+    if answer is None:
+        raise PointFailed(f"{_name(spec)} failed: {measure.child_failure(done)}")
+    return answer
 
 
 def _name(spec: dict) -> str:
