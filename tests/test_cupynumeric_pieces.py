@@ -85,3 +85,24 @@ def test_a_halo_narrower_than_the_steps_goes_wrong_at_the_seams(errors):
     wrong = {name: error for name, error in errors.items() if name.startswith("halo too narrow")}
     assert len(wrong) == 2
     assert all(error > 100 * PARITY_ATOL for error in wrong.values()), wrong
+
+
+def test_the_cuda_runtime_of_pips_cuda12_wheels_is_loaded_before_legate(tmp_path):
+    """The CUDA 12 image could not import cuPyNumeric ("libcudart.so.12: cannot open shared object
+    file"): pip puts the runtime in site-packages/nvidia/cuda_runtime/lib, off the loader's path.
+    A stand-in package with a real shared library there must end up loaded into the process."""
+    import shutil
+
+    if not shutil.which("gcc"):
+        pytest.skip("needs gcc to build the stand-in library")
+    lib = tmp_path / "nvidia" / "cuda_runtime" / "lib"
+    lib.mkdir(parents=True)
+    (tmp_path / "nvidia" / "cuda_runtime" / "__init__.py").write_text("")
+    (tmp_path / "stand_in.c").write_text("int gs_course_stand_in(void) { return 12; }\n")
+    subprocess.run(["gcc", "-shared", "-fPIC", "-o", str(lib / "libcudart.so.12"), str(tmp_path / "stand_in.c")],
+                   check=True)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); "
+            "from gs_course.backends.cupynumeric_backend import load_pip_cuda_runtime; load_pip_cuda_runtime(); "
+            "print(sys.argv[1] + '/nvidia/cuda_runtime/lib/libcudart.so.12' in open('/proc/self/maps').read())")
+    done = subprocess.run([sys.executable, "-c", code, str(tmp_path)], capture_output=True, text=True, timeout=300)
+    assert done.stdout.strip().splitlines()[-1] == "True", done.stdout + done.stderr[-2000:]

@@ -11,13 +11,15 @@ Three formulations:
 
 Every operator on a cuPyNumeric array is a Legate task. NumPy's habit of updating views in place
 (`out += ...`, `u[1:-1, 1:-1] += ...`) makes as many tasks as fresh arrays do (Legate's
---show-progress counts 44 a step either way) but ran many times slower on a GPU: BENCHMARKS.md,
-and tools/gpu-host-cupynumeric-variants.py, which times each change on its own.
+--show-progress counts 44 a step either way); what each way of writing the step costs on a GPU is
+in BENCHMARKS.md, from tools/gpu-host-cupynumeric-variants.py, which times each change on its own.
 """
 
+import ctypes
 import functools
 import os
 import re
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +34,23 @@ os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 # with "Not a datatype"). Importing h5py first keeps both working.
 import h5py  # noqa: E402, F401
 
+
+
+def load_pip_cuda_runtime() -> None:
+    """pip's CUDA 12 wheels put libcudart.so.12 in site-packages/nvidia/cuda_runtime/lib, where the
+    dynamic loader does not look, and the CUDA 12 cuPyNumeric wheel links it: in the course's image
+    `import cupynumeric` failed with "libcudart.so.12: cannot open shared object file". Loaded first
+    by its full path, it is the one Legate finds. Nothing to do where that package is absent."""
+    try:
+        import nvidia.cuda_runtime as runtime
+    except ImportError:
+        return
+    for folder in runtime.__path__:
+        for library in sorted(Path(folder, "lib").glob("libcudart.so.*")):
+            ctypes.CDLL(str(library), mode=ctypes.RTLD_GLOBAL)
+
+
+load_pip_cuda_runtime()
 import cupynumeric  # noqa: E402
 from legate.core import TaskContext, TaskTarget, VariantCode, as_logical_array, bloat, broadcast, get_legate_runtime, get_machine  # noqa: E402
 from legate.core.task import InputArray, OutputArray, task  # noqa: E402
