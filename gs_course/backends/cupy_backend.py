@@ -127,9 +127,7 @@ def tiled_kernel(tile: tuple[int, int]) -> cupy.RawKernel:
 
 def launch_tiled(u, v, u_next, v_next, step_scalars: tuple, tile: tuple[int, int] = BLOCK) -> None:
     """Queue one step of gray_scott_tiled: a block of tile[0] x tile[1] threads per tile."""
-    rows, cols = u.shape
-    grid = (-(-cols // tile[0]), -(-rows // tile[1]))
-    tiled_kernel(tuple(tile))(grid, tuple(tile), (u, v, u_next, v_next, *step_scalars))
+    launch_step(u, v, u_next, v_next, step_scalars, kernel=tiled_kernel(tuple(tile)), block=tuple(tile))
 
 
 class _ConstantStep:
@@ -158,11 +156,9 @@ def _constant_step() -> _ConstantStep:
 def launch_constant(u, v, u_next, v_next, step_scalars: tuple, weights=STENCIL) -> None:
     """Queue one step of gray_scott_step_constant, the stencil's `weights` (3 x 3) and the
     parameters (step_scalars after rows and cols) in constant memory."""
-    rows, cols = u.shape
     step = _constant_step()
     step.write(np.array([*np.ravel(weights), *step_scalars[2:]], np.float32))
-    grid = (-(-cols // BLOCK[0]), -(-rows // BLOCK[1]))
-    step.kernel(grid, BLOCK, (u, v, u_next, v_next, *step_scalars[:2]))
+    launch_step(u, v, u_next, v_next, step_scalars[:2], kernel=step.kernel)
 
 
 #: The tutorial's comparisons: each a `launch(u, v, u_next, v_next, step_scalars)` of one step.
