@@ -83,10 +83,10 @@ class Simulation(abc.ABC):
     def synchronize(self) -> None:
         """Wait until the device has finished every step queued so far."""
 
+    @abc.abstractmethod
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
         """Replace U and V by host arrays of the grid's shape: how the explorer (gs_course.view)
         drops a new seed into a running pattern, or carries it over to new parameters."""
-        raise NotImplementedError(f"{self.backend} {self.formulation} cannot take a new state")
 
     @classmethod
     def bytes_needed(cls, rows: int, cols: int) -> int:
