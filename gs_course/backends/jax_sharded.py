@@ -33,7 +33,7 @@ from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
 from . import BackendError, jax_backend
 from .base import Simulation
-from .jax_backend import JaxStacked, advance_stacked, stacked_step
+from .jax_backend import JaxStacked, stacked_step
 
 #: The mesh's one axis: the bands of rows.
 AXIS = "rows"
@@ -167,13 +167,11 @@ class JaxSharded(JaxShardedHalo):
 
 class JaxShardedAuto(JaxShardedHalo):
     """The naive way: U and V placed in row bands with `NamedSharding`, the single-device loop
-    (`jax_backend.advance_stacked`) compiled as it is, and XLA left to insert the communication."""
+    (`jax_backend.advance_stacked`, through `JaxStacked._advance`) compiled as it is, and XLA
+    left to insert the communication."""
 
     formulation = "sharded-auto"
-
-    def _advance(self, steps: int) -> None:
-        if steps:
-            self._uv = advance_stacked(self._uv, self._count_factors, self.params, steps, self._unroll(steps))
+    _advance = JaxStacked._advance
 
 
 # The jax backend's formulations are where the course looks them up (jax_backend imports this
