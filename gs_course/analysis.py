@@ -103,7 +103,7 @@ def write_run(path: str | Path, size: RunSize, steps_per_image: int = 32, backen
 # --- The three routes, side by side ------------------------------------------------------------------
 
 #: The course's H200 benchmark that BENCHMARKS.md reports (`gs-course bench --budget 10`).
-RECORDED_BENCH = Path(__file__).resolve().parent.parent / "results" / "h200" / "bench.json"
+RECORDED_BENCH = measure.RESULTS / "h200" / "bench.json"
 _PALETTE = {"numpy": "tab:gray", "jax": "tab:blue", "cupynumeric": "tab:green", "cupy": "tab:orange",
             "torch": "tab:red"}
 

@@ -242,6 +242,10 @@ def child_failure(done: subprocess.CompletedProcess) -> str:
 LIBRARIES = ("numpy", "jax", "jaxlib", "cupy-cuda13x", "cupy-cuda12x", "nvidia-cupynumeric", "legate",
              "h5py", "torch")
 ROOT = Path(__file__).resolve().parent.parent
+#: The recorded results the notebooks show: a link inside the package (an installed course, the
+#: container image, carries them as package data), or the clone's folder.
+RESULTS = next((p for p in (Path(__file__).resolve().parent / "_results", ROOT / "results") if p.is_dir()),
+               ROOT / "results")
 
 
 def _git(*args: str) -> str | None:

@@ -151,6 +151,11 @@ def test_install_script_installs_a_working_course(tmp_path):
                             capture_output=True, text=True, cwd=tmp_path)
     count, where = solved.stdout.split()
     assert int(count) >= 5 and "site-packages" in where, solved.stdout + solved.stderr
+    # ... and the recorded results the notebooks show (the container test found them missing there).
+    recorded = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import measure; "
+                               "print((measure.RESULTS / 'h200' / 'bench.json').is_file(), measure.RESULTS)"],
+                              capture_output=True, text=True, cwd=tmp_path)
+    assert recorded.stdout.split()[0] == "True" and "site-packages" in recorded.stdout, recorded.stdout + recorded.stderr
 
 
 def test_apptainer_definition_as_a_dockerfile_keeps_every_section_byte_for_byte():
