@@ -1,5 +1,7 @@
-"""Which NumPy habit makes cuPyNumeric slow: one step of the school's model written six ways,
-each timed on its own (Legate reads LEGATE_CONFIG once: run it under the settings to measure).
+"""Which NumPy habit makes cuPyNumeric slow: one step of the school's model written seven ways,
+each timed on its own (Legate reads LEGATE_CONFIG once: run it under the settings to measure),
+each twice: with the arrays made from NumPy's by `cupynumeric.asarray` (attached: Legate writes
+every update through to the NumPy buffer), and by `cupynumeric_backend.to_legate` (Legate's own).
 
 The ways differ in one thing at a time:
 - how the window sum is made: nine slices in one expression, or a copy then eight `+=`;
@@ -7,8 +9,9 @@ The ways differ in one thing at a time:
   or added in place into that view (`u += dt * du`, u a view of P);
 - `convolve` on a view of the padded array or on an unpadded array;
 - the tutorial's step: unpadded arrays, padded anew (`cnp.pad`) for each Laplacian.
-`in-place sum + in-place view` is gs_course's `slices` before issue 14, `convolve on a view +
-in-place view` its `convolve`; `expression + assign` and `convolve, fresh` are the backend's now.
+`in-place sum + in-place view` was gs_course's first `slices`, `convolve on a view + in-place
+view` its first `convolve`; `expression + assign` and `convolve, fresh` are the backend's now
+(with arrays of Legate's own).
 
 Usage (from the repository root, Legate settings in LEGATE_CONFIG):
     python tools/gpu-host-cupynumeric-variants.py ROWS COLS STEPS
@@ -28,12 +31,12 @@ from gs_course.parameters import Parameters  # noqa: E402
 P = Parameters(dt=0.9)
 
 
-def ways(rows: int, cols: int) -> dict:
+def ways(rows: int, cols: int, make) -> dict:
     u0, v0 = initial_state(rows, cols)
-    counts = cn.asarray(window_counts(rows, cols))
+    counts = make(window_counts(rows, cols))
     window = cn.ones((3, 3), dtype=np.float32)
-    padded = [cn.asarray(np.pad(a, 1)) for a in (u0, v0)]
-    fresh = [cn.asarray(u0), cn.asarray(v0)]
+    padded = [make(np.pad(a, 1)) for a in (u0, v0)]
+    fresh = [make(u0), make(v0)]
     inner = (slice(1, -1), slice(1, -1))
 
     def sum_expression(a):
@@ -88,22 +91,33 @@ def ways(rows: int, cols: int) -> dict:
     }
 
 
+def ms_a_step(step, steps: int) -> list[float]:
+    """Three timings of `steps` calls, after three untimed ones, each ended by a fence."""
+    for _ in range(3):
+        step()
+    backend._wait_for_legate()
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        for _ in range(steps):
+            step()
+        backend._wait_for_legate()
+        times.append((time.perf_counter() - start) / steps * 1e3)
+    return times
+
+
+def attached(host):
+    return cn.asarray(np.array(host, np.float32))
+
+
 def main() -> None:
     rows, cols, steps = (int(x) for x in sys.argv[1:4])
     print(f"{rows} x {cols}, {steps} steps a timing, LEGATE_CONFIG={backend.os.environ['LEGATE_CONFIG']!r}")
-    for name, step in ways(rows, cols).items():
-        for _ in range(3):
-            step()
-        backend._wait_for_legate()
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            backend._wait_for_legate()
-            times.append((time.perf_counter() - start) / steps)
-        print(f"  {name:55} {np.median(times) * 1e3:8.3f} ms a step ({min(times) * 1e3:.3f}-{max(times) * 1e3:.3f})",
-              flush=True)
+    for label, make in (("attached (cupynumeric.asarray)", attached), ("Legate's own (to_legate)", backend.to_legate)):
+        print(f"arrays {label}:")
+        for name, step in ways(rows, cols, make).items():
+            times = ms_a_step(step, steps)
+            print(f"  {name:55} {np.median(times):8.3f} ms a step ({min(times):.3f}-{max(times):.3f})", flush=True)
 
 
 if __name__ == "__main__":

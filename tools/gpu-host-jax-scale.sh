@@ -6,9 +6,9 @@
 # First each multi-GPU formulation is checked on both GPUs against the float64 reference (odd
 # columns, dt != 1); then `gs-course scale` times it on 1 and 2 GPUs at 8192 x 8192 and
 # 16384 x 16384 (weak scaling: 2 x 8192 and 2 x 16384 rows on two GPUs):
-#   sharded       the halo exchanged by lax.ppermute inside shard_map, overlapped (strong and weak)
-#   sharded-halo  the same program with XLA's default schedule (strong only)
-#   sharded-auto  NamedSharding alone, XLA inserts the communication (strong and weak)
+#   sharded          the halo exchanged by lax.ppermute inside shard_map, one fused step (strong and weak)
+#   sharded-overlap  the step reordered to overlap the exchange, latency-hiding scheduler (strong only)
+#   sharded-auto     NamedSharding alone, XLA inserts the communication (strong and weak)
 # Each point is a fresh process; about 20 points, 3 to 4 minutes in all. SIZES="64 128" (with
 # JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2) tries the script on a CPU.
 #
@@ -41,7 +41,7 @@ from gs_course.parameters import Parameters
 params = Parameters(feed=0.03, kill=0.06, dt=0.7)
 ref_u, ref_v = reference_run(256, 383, 300, params)
 failed = False
-for formulation in ("sharded", "sharded-halo", "sharded-auto"):
+for formulation in ("sharded", "sharded-overlap", "sharded-auto"):
     sim = backends.create("jax", params, 256, 383, formulation)
     sim.advance(300)
     u, v = sim.fetch()
@@ -54,9 +54,9 @@ raise SystemExit(1 if failed else 0)
 PY
   for rows in ${SIZES:-8192 16384}; do
     mkdir -p "$out/jax-scale/$rows"
-    for formulation in sharded sharded-halo sharded-auto; do
+    for formulation in sharded sharded-overlap sharded-auto; do
       modes="strong weak"
-      [ "$formulation" = sharded-halo ] && modes=strong
+      [ "$formulation" = sharded-overlap ] && modes=strong
       echo "## jax/$formulation, $rows x $rows"
       # shellcheck disable=SC2086
       python3 -m gs_course.cli scale --backend jax --formulation "$formulation" --devices 1 2 \

@@ -80,6 +80,21 @@ def free_memory() -> int | None:
     return int(found.group(1)) * 2**20 if found else None
 
 
+def to_legate(host, dtype=np.float32):
+    """A cuPyNumeric array of Legate's own holding a copy of the NumPy array `host`.
+
+    `cupynumeric.asarray(host)` (and `cupynumeric.array`, on a copy) attaches a NumPy buffer
+    instead, and Legate writes every update of such an array through to that host buffer,
+    waiting for each task that updates it (Legate's documentation of external allocations):
+    state updated in place at every step then travels to the host at every step. `.copy()` of
+    the attached array is an array Legate allocates itself (on the GPU) and reads the host's
+    once; the host array attached for it is a read-only copy, which Legate never writes to.
+    """
+    frozen = np.array(host, dtype=dtype)
+    frozen.flags.writeable = False
+    return cupynumeric.asarray(frozen).copy()
+
+
 def _wait_for_legate() -> None:
     """Legate runs operations asynchronously: block until every one issued so far has finished."""
     get_legate_runtime().issue_execution_fence(block=True)
@@ -92,6 +107,9 @@ class CupynumericSlices(PaddedSlices):
     backend = NAME
     xp = cupynumeric
     arrays_per_cell = 14
+
+    def _to_device(self, host: np.ndarray):
+        return to_legate(host)
 
     def _laplacian(self, padded):
         rows, cols = self.rows, self.cols
@@ -120,11 +138,11 @@ class CupynumericConvolve(Simulation):
     def __init__(self, params: Parameters, rows: int, cols: int):
         super().__init__(params, rows, cols)
         self._window = cupynumeric.ones((3, 3), dtype=np.float32)
-        self._counts = cupynumeric.asarray(window_counts(rows, cols))
+        self._counts = to_legate(window_counts(rows, cols))
         self.set_state(*initial_state(rows, cols))
 
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
-        self._uv = tuple(cupynumeric.array(np.asarray(a, np.float32)) for a in (u, v))
+        self._uv = tuple(to_legate(a) for a in (u, v))
 
     def _laplacian(self, a):
         return cupynumeric.convolve(a, self._window, mode="same", method="direct") - self._counts * a
@@ -216,7 +234,7 @@ class CupynumericTask(Simulation):
         self.set_state(*initial_state(rows, cols))
 
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
-        self._uv = cupynumeric.array(np.stack([u, v]).astype(np.float32, copy=False))
+        self._uv = to_legate(np.stack([u, v]))
 
     def _advance(self, steps: int) -> None:
         p = self.params

@@ -69,11 +69,18 @@ def step(u, v, counts, p: Parameters, laplacian=slices_laplacian):
     return u + p.dt * du, v + p.dt * dv
 
 
-def stacked_step(uv, counts, p: Parameters):
+def stacked_step(uv, counts, p: Parameters, above=None, below=None):
     """One step of U and V held together as one (2, rows, cols) array: XLA then computes both
-    fields in one fused kernel that reads each once, instead of kernels that each read both."""
+    fields in one fused kernel that reads each once, instead of kernels that each read both.
+
+    `above` and `below` (each (2, 1, cols)): the rows just beyond the first and last, where the
+    array is a band of a larger grid (`jax_sharded`); zeros, the model's border, where not given.
+    XLA fuses their concatenation into the same kernel."""
     _, rows, cols = uv.shape
-    padded = jnp.pad(uv, ((0, 0), (1, 1), (1, 1)))
+    if above is None:
+        padded = jnp.pad(uv, ((0, 0), (1, 1), (1, 1)))
+    else:
+        padded = jnp.pad(jnp.concatenate((above, uv, below), axis=1), ((0, 0), (0, 0), (1, 1)))
     window_sum = sum(padded[:, i : i + rows, j : j + cols] for i, j in WINDOW_OFFSETS)
     lu, lv = window_sum - counts * uv
     u, v = uv
