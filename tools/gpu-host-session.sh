@@ -1,84 +1,121 @@
 #!/usr/bin/env bash
-# One GPU session on the 2 x H200 host (the device tool's nvidia-h200-x2), in stages that each fit
-# one call of the device tool and carry one of cuPyNumeric's parts (../shared/gpu/README.md), so
-# that the parts travel while the GPUs work. Where a stage has independent work, GPU 0 and GPU 1 do
-# it side by side (CUDA_VISIBLE_DEVICES); the scaling runs have both GPUs to themselves.
+# One GPU session on the 2 x H200 host (the device tool's nvidia-h200-x2). cuPyNumeric travels in
+# six parts, one a device call (../shared/gpu/README.md); so that the GPUs work while the parts
+# travel, the work runs in chains started in the background (their own process session: they
+# outlive the call that starts them, and live as long as the host) and collected by a later call.
 #
-#   COMMIT=<hash> bash tools/gpu-host-session.sh STAGE
+#   COMMIT=<hash> bash tools/gpu-host-session.sh launch CHAIN...      start chains, return at once
+#   bash tools/gpu-host-session.sh collect SECONDS [CHAIN...]          wait for them (at most SECONDS),
+#                                                                      then pack what they made
+#   COMMIT=<hash> bash tools/gpu-host-session.sh run SECONDS CHAIN...  both in one call
 #
-#   tests         the test suite without cuPyNumeric (GPU 0) | the CuPy lessons' timings, the
-#                 explorer's frames per second, the CuPy tutorial's wrong answers (GPU 1)
-#   jax-scale     JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)
-#   parts         nothing but the part it carries
-#   legate-scale  cuPyNumeric on one and two GPUs, and its benchmark (tools/gpu-host-scale.sh)
-#   notebooks     the instructor check of every tutorial at full size (GPU 0) | the same executed,
-#                 outputs kept (GPU 1)
-#   rehearsal     cuPyNumeric's tests; every tutorial with 4 GB free (GPU 0) | with 2 GB free (GPU 1)
+# Chains (one GPU each, CUDA_VISIBLE_DEVICES; the scaling chains take both, alone):
+#   lesson0   the test suite without cuPyNumeric, the instructor check of tutorials 1 and 3 at
+#             full size, the same with 4 GB free                                          (GPU 0)
+#   lesson1   the CuPy lessons' timings, the explorer's frames per second, the CuPy tutorial's
+#             wrong answers, tutorials 1 and 3 executed at full size, the check with 2 GB (GPU 1)
+#   probe     which way of making cuPyNumeric's arrays costs what, under the course's Legate
+#             settings (GPU 0) and the calibration's (GPU 1); then cuPyNumeric's tests    (both)
+#   legate    cuPyNumeric on one and two GPUs (tools/gpu-host-scale.sh)                   (both)
+#   jax       JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)                       (both)
+#   cn0       the instructor check of tutorials 2 and 4 at full size, the course benchmark,
+#             the PCIe demo                                                               (GPU 0)
+#   cn1       tutorials 2 and 4 executed at full size, then checked with 4 GB and 2 GB free (GPU 1)
 #
-# Stage results land in $OUT/STAGE/ and come back as $OUT/STAGE.tar.gz (the device tool returns
-# at most 8 files). What a later stage reads from results/ (the scaling runs the tutorials print)
-# is kept in /tmp/gs-results, which lives as long as the host, and laid into results/ first.
+# Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
+# into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
+# chain has its own time limit, so a slow notebook cannot hold a GPU for the rest of the session.
 set -uo pipefail
-stage=$1
-out=${OUT:?}/$stage
-keep=/tmp/gs-results
-mkdir -p "$out" "$keep"
+chains=/tmp/gs-chains
+mkdir -p "$chains"
 # shellcheck disable=SC1091
 source .gpuwheels/install-on-gpu-host.sh >&2
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COMMIT=${COMMIT:-unknown}
-python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 ||
-  echo "could not install the console script" >&2
-cp -r "$keep/." results/ 2>/dev/null
-# Every command stops by the stage's deadline (STAGE_LIMIT seconds, under the device call's 600),
-# so that what the stage made is still packed and comes back: two stages that ran past the call's
-# limit on 2026-11-30 brought back nothing deeper than two folders.
-deadline=$((SECONDS + ${STAGE_LIMIT:-540}))
-left() { echo $((deadline - SECONDS > 1 ? deadline - SECONDS : 1)); }
-on() { # on GPU OUTDIR COMMAND...: run on one GPU, its files in OUTDIR
-  local gpu=$1 dir=$2
-  shift 2
-  mkdir -p "$dir"
-  CUDA_VISIBLE_DEVICES=$gpu OUT=$dir timeout "$(left)" "$@"
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
+
+step() { # step SECONDS GPUS NAME COMMAND...: one step of a chain, its files in $out/NAME
+  local limit=$1 gpus=$2 name=$3 started=$SECONDS
+  shift 3
+  mkdir -p "$out/$name"
+  echo "== $(date -u +%H:%M:%S) $name (GPU $gpus, at most $limit s)"
+  CUDA_VISIBLE_DEVICES=$gpus OUT=$out/$name timeout "$limit" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  echo "== $name: exit $rc after $((SECONDS - started)) s"
+  tail -n 15 "$out/$name.log"
 }
-started=$SECONDS
-nvidia-smi --query-gpu=index,name,driver_version,memory.total,memory.used --format=csv,noheader
-case $stage in
-  tests)
-    # The notebooks' own tests need cuPyNumeric: the rehearsal stage runs them.
-    on 0 "$out" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 12 \
-      -m "not packaging and not browser" --ignore=tests/test_notebooks.py \
-      --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
-      tests >"$out/tests.log" 2>&1 &
-    {
-      on 1 "$out/cupy-topics" python3 tools/gpu-host-cupy-topics.py
-      on 1 "$out/explorer" python3 tools/gpu-host-explorer-fps.py
-      on 1 "$out/wrong" python3 tools/gpu-host-wrong-answers.py
-    } >"$out/gpu1.log" 2>&1
-    wait
-    tail -n 25 "$out/tests.log"; tail -n 40 "$out/gpu1.log" ;;
-  jax-scale)
-    OUT=$out timeout "$(left)" bash tools/gpu-host-jax-scale.sh >"$out/log" 2>&1
-    mkdir -p "$keep/h200-x2" && cp -r "$out/jax-scale" "$out/jax-scale.txt" "$keep/h200-x2/"
-    tail -n 60 "$out/log" ;;
-  parts) ;;
-  legate-scale)
-    OUT=$out timeout "$(left)" bash tools/gpu-host-scale.sh >"$out/log" 2>&1
-    mkdir -p "$keep/h200-x2" && cp -r "$out/cupynumeric-scale" "$out/cupynumeric-scale.txt" "$out/bench-cupynumeric" "$keep/h200-x2/"
-    tail -n 70 "$out/log" ;;
-  notebooks)
-    on 0 "$out/check" python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" >"$out/check.log" 2>&1 &
-    on 1 "$out/executed" env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/[1-4]_*.ipynb >"$out/execute.log" 2>&1
-    wait
-    tail -n 15 "$out/check.log"; tail -n 15 "$out/execute.log" ;;
-  rehearsal)
-    on 0 "$out/tests" env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric bash tools/gpu-host-tests.sh -n 8 \
-      -m "not packaging and not browser" -k "cupynumeric or legate or scale" tests >"$out/tests.log" 2>&1
-    on 0 "$out/4gb" bash tools/gpu-host-small-gpu.sh 4 >"$out/4gb.log" 2>&1 &
-    on 1 "$out/2gb" bash tools/gpu-host-small-gpu.sh 2 >"$out/2gb.log" 2>&1
-    wait
-    tail -n 12 "$out/tests.log" "$out/4gb.log" "$out/2gb.log" ;;
-  *) echo "unknown stage $stage" >&2; exit 2 ;;
+
+chain() { # the body of one chain, run in the background by `launch`
+  out=$chains/$1/out
+  mkdir -p "$out"
+  case $1 in
+    lesson0)
+      step 300 0 tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 8 \
+        -m "not packaging and not browser" --ignore=tests/test_notebooks.py \
+        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+      step 300 0 check13 python3 -m gs_course.cli instructor-check --summary "$out/check13/instructor-check.md" 1 3
+      step 420 0 small4-13 env NOTEBOOKS="1 3" bash tools/gpu-host-small-gpu.sh 4 ;;
+    lesson1)
+      step 240 1 cupy-topics python3 tools/gpu-host-cupy-topics.py
+      step 120 1 explorer python3 tools/gpu-host-explorer-fps.py
+      step 240 1 wrong python3 tools/gpu-host-wrong-answers.py
+      step 300 1 executed13 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/1_*.ipynb solutions/3_*.ipynb
+      step 420 1 small2-13 env NOTEBOOKS="1 3" bash tools/gpu-host-small-gpu.sh 2 ;;
+    probe)
+      step 200 0 variants-course python3 tools/gpu-host-cupynumeric-variants.py 1080 1920 20 &
+      step 200 1 variants-calibration env LEGATE_CONFIG="--gpus 1 --cpus 2 --sysmem 4000 --fbmem 8000" \
+        python3 tools/gpu-host-cupynumeric-variants.py 1080 1920 20
+      wait
+      step 300 0 tests-cn env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric bash tools/gpu-host-tests.sh -n 8 \
+        -m "not packaging and not browser" -k "cupynumeric or legate or scale" tests ;;
+    legate) step 560 0,1 legate-scale bash tools/gpu-host-scale.sh ;;
+    jax) step 400 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
+    cn0)
+      step 480 0 check24 python3 -m gs_course.cli instructor-check --summary "$out/check24/instructor-check.md" 2 4
+      # shellcheck disable=SC2016  # $OUT: the step's folder, expanded by the inner shell
+      step 300 0 bench bash -c 'bash tools/gpu-host-measure.sh bench bench --budget 10 --out "$OUT"'
+      # shellcheck disable=SC2016
+      step 200 0 transfer bash -c 'bash tools/gpu-host-measure.sh transfer transfer --out "$OUT"' ;;
+    cn1)
+      step 480 1 executed24 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_*.ipynb solutions/4_*.ipynb
+      step 420 1 small4-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 4
+      step 420 1 small2-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 2 ;;
+    *) echo "unknown chain $1" >&2; return 2 ;;
+  esac
+}
+
+launch() {
+  python3 -m pip install -q --no-deps --no-build-isolation --no-index -e . >/dev/null 2>&1 ||
+    echo "could not install the console script" >&2
+  for name in "$@"; do
+    rm -rf "${chains:?}/$name" && mkdir -p "$chains/$name"
+    setsid nohup bash -c "bash tools/gpu-host-session.sh chain $name >$chains/$name/log 2>&1; echo \$? >$chains/$name/rc" \
+      </dev/null >/dev/null 2>&1 &
+    echo "started $name"
+  done
+}
+
+collect() {
+  local wait=$1 deadline
+  shift
+  local names=("$@")
+  [ ${#names[@]} -gt 0 ] || mapfile -t names < <(ls "$chains")
+  deadline=$((SECONDS + wait))
+  for name in "${names[@]}"; do
+    while [ ! -f "$chains/$name/rc" ] && [ $SECONDS -lt $deadline ]; do sleep 5; done
+  done
+  for name in "${names[@]}"; do
+    [ -d "$chains/$name" ] || continue
+    echo "### $name: $([ -f "$chains/$name/rc" ] && echo "finished, exit $(cat "$chains/$name/rc")" || echo "still running")"
+    grep -h -e '^== ' "$chains/$name/log" | tail -n 12
+    tar -czf "${OUT:?}/$name.tar.gz" -C "$chains/$name" . 2>/dev/null
+  done
+  nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv,noheader
+}
+
+case ${1:-} in
+  chain) chain "$2" ;;
+  launch) shift; launch "$@" ;;
+  collect) shift; collect "$@" ;;
+  run) shift; limit=$1; shift; launch "$@"; collect "$limit" "$@" ;;
+  *) echo "usage: gpu-host-session.sh launch CHAIN... | collect SECONDS [CHAIN...] | run SECONDS CHAIN..." >&2; exit 2 ;;
 esac
-echo "stage $stage: $((SECONDS - started)) s"
-tar -czf "$OUT/$stage.tar.gz" -C "$OUT" "$stage" && rm -rf "$out"
-ls -la "$OUT"
