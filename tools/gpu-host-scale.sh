@@ -7,22 +7,17 @@
 #    against the float64 reference on 517 x 383, dt 0.7, with --min-gpu-chunk 1 so that Legate
 #    splits even this grid; a task with a halo narrower than its steps must go wrong (it proves
 #    the split);
-# 2. which NumPy habit costs what: tools/gpu-host-cupynumeric-variants.py on the course grid, one
-#    GPU, the course's Legate settings;
-# 3. `gs-course bench --only cupynumeric/` on one GPU, compute mode, one repeat, a budget that times
-#    at least 100 images of every formulation that meets its target (slower ones are extrapolated);
-# 4. the task's halo width (steps a task) on two GPUs at 8192 x 8192, strong scaling;
-# 5. `gs-course scale` on 1 and 2 GPUs: slices, convolve and task at 8192 x 8192 (strong and weak)
+# 2. the task's halo width (steps a task) on two GPUs at 8192 x 8192, strong scaling;
+# 3. `gs-course scale` on 1 and 2 GPUs: slices, convolve and task at 8192 x 8192 (strong and weak)
 #    and at the course's 1080 x 1920 (strong).
 # About 30 Legate processes, each a few seconds to start: 5 to 7 minutes in all. Progress is printed.
 #
-# Writes $OUT/cupynumeric-scale.txt (everything printed), $OUT/bench-cupynumeric/bench.{json,png}
-# and $OUT/cupynumeric-scale/<rows>/scale-cupynumeric-<formulation>[-<width>].{json,md,png}.
+# Writes $OUT/cupynumeric-scale.txt (everything printed) and $OUT/cupynumeric-scale/<rows>/scale-cupynumeric-<formulation>[-<width>].{json,md,png}.
 # Commit them as results/h200-x2/ (the text as cupynumeric-scale.txt, the folders as they are):
 # BENCHMARKS.md and the cuPyNumeric tutorial read them there.
 set -uo pipefail
 out=${OUT:-gpu-results}
-mkdir -p "$out/cupynumeric-scale" "$out/bench-cupynumeric"
+mkdir -p "$out/cupynumeric-scale"
 if [ -f .gpuwheels/install-on-gpu-host.sh ]; then
   # shellcheck disable=SC1091
   source .gpuwheels/install-on-gpu-host.sh >&2
@@ -76,14 +71,7 @@ print(f"a one-cell halo for 4 steps a task: largest difference {error:.2e} "
 raise SystemExit(1 if failed else 0)
 PY
 
-  step "2. each NumPy habit on its own, 1080 x 1920, one GPU, the course's Legate settings"
-  CUDA_VISIBLE_DEVICES=0 python3 tools/gpu-host-cupynumeric-variants.py 1080 1920 20 || status=1
-
-  step "3. gs-course bench --only cupynumeric/ (one GPU, compute mode)"
-  CUDA_VISIBLE_DEVICES=0 python3 -m gs_course.cli bench --only cupynumeric/ --no-output --repeats 1 --budget 25 \
-    --out "$out/bench-cupynumeric" || status=1
-
-  step "4. the task's halo width on 2 GPUs, 8192 x 8192 (strong scaling, 2 GPUs only)"
+  step "2. the task's halo width on 2 GPUs, 8192 x 8192 (strong scaling, 2 GPUs only)"
   mkdir -p "$out/cupynumeric-scale/width"
   for width in 4 16 64; do
     python3 -m gs_course.cli scale --backend cupynumeric --formulation task --devices 2 -r 8192 -c 8192 \
@@ -103,11 +91,11 @@ PY
       # NumPy-style slices took 1.4 s a step (2026-11-30), and 32 steps x 5 repeats of it ran past
       # the device call's 10-minute limit.
       case $formulation in
-        slices) steps=2 repeats=3 ;;
-        convolve) steps=4 repeats=3 ;;
+        slices) steps=8 repeats=3 ;;
+        convolve) steps=8 repeats=3 ;;
         *) steps=32 repeats=5 ;;
       esac
-      step "5. cupynumeric/$formulation, $rows x $cols, 1 and 2 GPUs ($modes)"
+      step "3. cupynumeric/$formulation, $rows x $cols, 1 and 2 GPUs ($modes)"
       # shellcheck disable=SC2086
       python3 -m gs_course.cli scale --backend cupynumeric --formulation "$formulation" --devices 1 2 \
         -r "$rows" -c "$cols" --mode $modes --steps "$steps" --repeats "$repeats" --out "$out/cupynumeric-scale/$rows" || status=1

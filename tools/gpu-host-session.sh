@@ -17,8 +17,8 @@
 #   probe     which way of making cuPyNumeric's arrays costs what, under the course's Legate
 #             settings (GPU 0) and the calibration's (GPU 1); then the whole test suite, every
 #             backend required                                                            (both)
-#   legate    cuPyNumeric on one and two GPUs (tools/gpu-host-scale.sh)                   (both)
-#   jax       JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)                       (both)
+#   scale     cuPyNumeric, then JAX, on one and two GPUs (tools/gpu-host-scale.sh,
+#             tools/gpu-host-jax-scale.sh)                                                (both)
 #   cn0       the instructor check of tutorials 2 and 4 at full size, the course benchmark,
 #             the PCIe demo                                                               (GPU 0)
 #   cn1       tutorials 2 and 4 executed at full size, then checked with 4 GB and 2 GB free (GPU 1)
@@ -69,8 +69,9 @@ chain() { # the body of one chain, run in the background by `launch`
       step 400 0 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
         --ignore=tests/test_notebooks.py \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests ;;
-    legate) step 560 0,1 legate-scale bash tools/gpu-host-scale.sh ;;
-    jax) step 400 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
+    scale)
+      step 330 0,1 legate-scale bash tools/gpu-host-scale.sh
+      step 300 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
     cn0)
       step 480 0 check24 python3 -m gs_course.cli instructor-check --summary "$out/check24/instructor-check.md" 2 4
       # shellcheck disable=SC2016  # $OUT: the step's folder, expanded by the inner shell
