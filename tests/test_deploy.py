@@ -53,11 +53,29 @@ def test_docker_and_apptainer_share_base_and_shared_gpu_settings():
     assert re.findall(r"^FROM (\S+)$", DOCKERFILE, re.M) == ["${BASE}"], "the base is a build argument"
     assert HEADER == {"Bootstrap": "docker", "From": base}
     assert re.fullmatch(r"ubuntu:noble-\d{8}", base), "the base is pinned by its date tag"
-    for recipe in (DOCKERFILE, SECTIONS["environment"]):
-        assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in recipe
-        assert f'LEGATE_CONFIG="{GPU_LEGATE_CONFIG}"' in recipe
+    assert "XLA_PYTHON_CLIENT_PREALLOCATE=false" in DOCKERFILE
+    assert f'LEGATE_CONFIG="{GPU_LEGATE_CONFIG}"' in DOCKERFILE
+    assert _apptainer_environment({}) == ("false", GPU_LEGATE_CONFIG)
     assert re.search(r"^USER 1000:1000$", DOCKERFILE, re.M), "the image runs as a non-root user (uid 1000, student)"
     assert '"jupyter", "lab"' in DOCKERFILE and "--notebook-dir=/home/student/notebooks" in DOCKERFILE
+
+
+def _apptainer_environment(caller: dict[str, str]) -> tuple[str, str]:
+    """(XLA_PYTHON_CLIENT_PREALLOCATE, LEGATE_CONFIG) after %environment is sourced, as Apptainer does,
+    over the caller's environment `caller`."""
+    script = SECTIONS["environment"] + '\necho "$XLA_PYTHON_CLIENT_PREALLOCATE"; echo "$LEGATE_CONFIG"'
+    done = subprocess.run(["sh", "-ec", script], env={"PATH": "/usr/bin:/bin", **caller},
+                          capture_output=True, text=True, check=True)
+    preallocate, legate = done.stdout.splitlines()
+    return preallocate, legate
+
+
+def test_apptainer_environment_keeps_the_callers_settings():
+    """Apptainer sources %environment after taking in the caller's environment: an unconditional
+    export there would override a site's LEGATE_CONFIG, or the CPU one of tools/container-test.sh
+    (Legate cannot start with --gpus 1 without a GPU), where Docker's ENV gives way to run -e."""
+    cpu = "--cpus 1 --gpus 0 --sysmem 2000"
+    assert _apptainer_environment({"LEGATE_CONFIG": cpu, "XLA_PYTHON_CLIENT_PREALLOCATE": "true"}) == ("true", cpu)
 
 
 @pytest.mark.packaging
