@@ -21,6 +21,6 @@ export PYTHONPATH=$PWD:$PYTHONPATH PYTHONUNBUFFERED=1
   echo "commit: ${COMMIT:-unknown}"
   echo "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | paste -sd ';')"
   echo "\$ gs-course $*"
-  python3 -m gs_course.cli "$@" 2>&1 | grep -v -e 'cuInit(0)' -e 'discover the CUDA resources'
+  python3 -m gs_course.cli "$@" 2>&1 | grep --line-buffered -v -e 'cuInit(0)' -e 'discover the CUDA resources'
 } 2>&1 | tee "$out/$name.txt"
 exit "${PIPESTATUS[0]}"

@@ -33,6 +33,11 @@ mkdir -p "$chains"
 source .gpuwheels/install-on-gpu-host.sh >&2
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COMMIT=${COMMIT:-unknown}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
+# The `legate` launcher, which pip would install beside Python (the wheels here are unpacked only).
+mkdir -p /tmp/gs-bin
+printf '#!/bin/sh\nexec python3 -c "import sys; from legate.driver import main; sys.argv[0] = \\"legate\\"; sys.exit(main())" "$@"\n' >/tmp/gs-bin/legate
+chmod +x /tmp/gs-bin/legate
+export PATH=/tmp/gs-bin:$PATH
 
 step() { # step SECONDS GPUS NAME COMMAND...: one step of a chain, its files in $out/NAME
   local limit=$1 gpus=$2 name=$3 started=$SECONDS
@@ -82,6 +87,19 @@ chain() { # the body of one chain, run in the background by `launch`
       step 480 1 executed24 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_*.ipynb solutions/4_*.ipynb
       step 420 1 small4-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 4
       step 420 1 small2-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 2 ;;
+    final0) # what the first run of the chains above left to do, on GPU 0
+      # shellcheck disable=SC2016
+      step 150 0 bench-cupynumeric bash -c 'bash tools/gpu-host-measure.sh bench bench --only cupynumeric/ --budget 35 --repeats 1 --out "$OUT"'
+      # shellcheck disable=SC2016
+      step 330 0 bench bash -c 'bash tools/gpu-host-measure.sh bench bench --budget 5 --out "$OUT"' ;;
+    final1) # and on GPU 1
+      step 200 1 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
+        --ignore=tests/test_notebooks.py \
+        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+      step 150 1 check2 python3 -m gs_course.cli instructor-check --summary "$out/check2/instructor-check.md" 2
+      step 150 1 executed2 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_*.ipynb
+      step 200 1 small4-123 env NOTEBOOKS="1 2 3" bash tools/gpu-host-small-gpu.sh 4
+      step 200 1 small2-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 2 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
