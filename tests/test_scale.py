@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from gs_course import backends, cli, measure, scale
+from gs_course import backends, cli, devices, measure, scale
 
 needs_legate = pytest.mark.skipif(not backends.probe("cupynumeric").ok, reason="cupynumeric not available")
 
@@ -60,6 +60,7 @@ def test_ratios_are_speed_up_for_strong_and_efficiency_for_weak():
 
 
 @needs_legate
+@pytest.mark.skipif(len(devices.gpus()) == 1, reason="one GPU visible: the two-GPU points need two (or none: CPUs)")
 def test_scale_command_measures_every_point_and_writes_its_files(tmp_path, capsys):
     code = cli.main(["scale", "--backend", "cupynumeric", "--formulation", "task", "--devices", "1", "2",
                      "-r", "40", "-c", "24", "--steps", "2", "--repeats", "2", "--option", "steps_per_task=1",

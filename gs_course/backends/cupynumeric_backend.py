@@ -111,6 +111,11 @@ class CupynumericSlices(PaddedSlices):
     def _to_device(self, host: np.ndarray):
         return to_legate(host)
 
+    def _to_host(self, a) -> np.ndarray:
+        # Of a copy: NumPy's view of a cuPyNumeric array maps that array into host memory, and
+        # the padded state, updated in place at every step, would then be kept up to date there.
+        return np.asarray(a.copy())
+
     def _laplacian(self, padded):
         rows, cols = self.rows, self.cols
         shifted = [padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)]
