@@ -291,10 +291,8 @@ def _write_alone_s(results: dict) -> float | None:
 
 
 def _seconds(entry: dict) -> str:
-    """'0.27 s (0.26-0.29)': the median and the range of the repeats (the time alone for one)."""
-    if entry["repeats"] == 1:
-        return measure.format_seconds(entry["seconds"])
-    return measure.format_range(entry["seconds"], entry["min_s"], entry["max_s"])
+    """'0.27 s (0.26-0.29)': a case's median and the range of its repeats."""
+    return measure.format_range(entry["seconds"], entry.get("min_s"), entry.get("max_s"))
 
 
 def _line(entry: dict, workload: dict | Workload, write_alone_s: float | None = None) -> str:

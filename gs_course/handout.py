@@ -17,11 +17,10 @@ import shutil
 import time
 from pathlib import Path
 
-from .notebooks import ROOT
+from .measure import course_folder
 
-#: The student notebooks: a link inside the package (so that an installed course carries them), or
-#: the clone's folder.
-SOURCE = next(p for p in (Path(__file__).resolve().parent / "_notebooks", ROOT / "notebooks") if p.is_dir())
+#: The student notebooks.
+SOURCE = course_folder("notebooks")
 RECORD = ".gs-course-handout.json"
 DEFAULT_FOLDER = Path("~/gs-course-notebooks")
 

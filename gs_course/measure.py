@@ -168,9 +168,12 @@ def format_seconds(seconds: float) -> str:
     raise AssertionError("unreachable")
 
 
-def format_range(median: float, low: float, high: float) -> str:
-    """'0.27 s (0.26-0.29)': the median, then the range of the repeats in the same unit."""
+def format_range(median: float, low: float | None, high: float | None) -> str:
+    """'0.27 s (0.26-0.29)': the median, then the range of the repeats in the same unit; the
+    median alone where there is no range (one repeat, or a file that kept none)."""
     text = format_seconds(median)
+    if low is None or high is None or low == high:
+        return text
     unit = text.split()[1]
     scale = {"s": 1.0, "ms": 1e-3, "us": 1e-6}[unit]
     return f"{text} ({low / scale:.3g}-{high / scale:.3g})"
@@ -242,10 +245,18 @@ def child_failure(done: subprocess.CompletedProcess) -> str:
 LIBRARIES = ("numpy", "jax", "jaxlib", "cupy-cuda13x", "cupy-cuda12x", "nvidia-cupynumeric", "legate",
              "h5py", "torch")
 ROOT = Path(__file__).resolve().parent.parent
-#: The recorded results the notebooks show: a link inside the package (an installed course, the
-#: container image, carries them as package data), or the clone's folder.
-RESULTS = next((p for p in (Path(__file__).resolve().parent / "_results", ROOT / "results") if p.is_dir()),
-               ROOT / "results")
+
+
+def course_folder(name: str) -> Path:
+    """The course's folder `name` (results, solutions, notebooks): the link inside the package,
+    `gs_course/_name`, which an installed course (the container image) carries as package data, or
+    the clone's folder where the link is not there."""
+    linked = Path(__file__).resolve().parent / f"_{name}"
+    return linked if linked.is_dir() else ROOT / name
+
+
+#: The recorded results the notebooks show.
+RESULTS = course_folder("results")
 
 
 def _git(*args: str) -> str | None:

@@ -23,14 +23,14 @@ import re
 import sys
 from pathlib import Path
 
+from .measure import ROOT, course_folder
+
 BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
 YOUR_TURN_MESSAGE = "Your turn: replace this line with your code, then run the cell again"
 YOUR_TURN = f'raise NotImplementedError("{YOUR_TURN_MESSAGE}")'
 CATCH_UP_HINT = "  # stuck? %catch_up {number} in this cell loads the answer"
-ROOT = Path(__file__).resolve().parent.parent
-# The solved notebooks: a link inside the package (so that a wheel carries them), or the clone's
-# folder where links are not checked out.
-SOLUTIONS = next(p for p in (Path(__file__).resolve().parent / "_solutions", ROOT / "solutions") if p.is_dir())
+#: The solved notebooks (`measure.course_folder`: a wheel carries them too).
+SOLUTIONS = course_folder("solutions")
 
 
 def _strip_solution(source: str, number: int) -> str:

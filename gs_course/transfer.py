@@ -273,10 +273,8 @@ def label(results: dict) -> str:
 
 
 def _timing(stored: dict) -> str:
-    """Median and range of a stored timing (the median alone where the repeats were not kept)."""
-    if stored.get("min_s") is None:
-        return measure.format_seconds(stored["median_s"])
-    return measure.format_range(stored["median_s"], stored["min_s"], stored["max_s"])
+    """Median and range of a stored timing (`Samples.as_dict`'s keys)."""
+    return measure.format_range(stored["median_s"], stored.get("min_s"), stored.get("max_s"))
 
 
 def spread(results: dict) -> float | None:
