@@ -18,8 +18,9 @@ from .devices import GPU_LEGATE_CONFIG
 
 #: The settings of the container recipes: JAX allocates as it goes, Legate gets a fixed share.
 SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "LEGATE_CONFIG": GPU_LEGATE_CONFIG}
-#: The cuPyNumeric tutorial's kernel keeps JAX off the GPU: measured on an H200, cuPyNumeric ran
-#: 1.3 to 1.45 times slower with JAX and CuPy on the GPU in the same process.
+#: The cuPyNumeric tutorial's kernel keeps JAX off the GPU: a second library's CUDA context and
+#: memory pool in the same process share the GPU with Legate, which then ran slower on the H200
+#: (BENCHMARKS.md: one process per library).
 LEGATE_ENV = {**SHARED_GPU_ENV, "JAX_PLATFORMS": "cpu"}
 
 
