@@ -74,6 +74,11 @@ def enable_catch_up(name: str) -> None:
         print(f"Exercise {number}'s answer is now in this cell: run the cell to go on.")
 
 
+#: What a student notebook keeps of the solved one's metadata: the rest (the widgets' saved state,
+#: the record of a run on the GPU host) is output too.
+STUDENT_METADATA = ("kernelspec", "language_info")
+
+
 def student_version(solution: dict) -> dict:
     """The notebook without solutions, outputs, execution counts or execution times."""
     cells = []
@@ -90,7 +95,8 @@ def student_version(solution: dict) -> dict:
         cell["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k != "execution"}
         cell.pop("id", None)
         cells.append(cell)
-    return {**solution, "cells": cells, "nbformat": 4, "nbformat_minor": 4}
+    metadata = {k: v for k, v in solution["metadata"].items() if k in STUDENT_METADATA}
+    return {**solution, "metadata": metadata, "cells": cells, "nbformat": 4, "nbformat_minor": 4}
 
 
 def render(notebook: dict) -> str:

@@ -79,6 +79,7 @@ def test_exercises_end_with_a_checker_and_students_get_no_outputs(solution, stud
         "the solutions are executed and pass their checks (nbval compares these outputs)"
     assert not any(c.get("outputs") for c in given["cells"] if c["cell_type"] == "code")
     assert not any("execution" in c.get("metadata", {}) for c in given["cells"]), "no execution times either"
+    assert set(given["metadata"]) <= set(notebooks.STUDENT_METADATA), "no saved widget state or run record"
     assert sum(notebooks.YOUR_TURN in cell for cell in _code(given)) == len(exercises)
     assert not any(notebooks.BEGIN in cell or notebooks.END in cell for cell in _code(given))
 
