@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from .measure import course_folder
+from .notebooks import named
 
 #: The student notebooks.
 SOURCE = course_folder("notebooks")
@@ -88,9 +89,9 @@ def sync(folder: Path, source: Path = SOURCE) -> list[str]:
 def find(notebook: str, source: Path = SOURCE) -> Path:
     """A course notebook by file name, name without .ipynb, or tutorial number."""
     notebooks = [p for p in course_files(source) if p.suffix == ".ipynb"]
-    for path in notebooks:
-        if notebook in (path.name, path.stem) or path.name.split("_", 1)[0] == notebook:
-            return path
+    found = named(notebooks, notebook)
+    if len(found) == 1:
+        return found[0]
     names = ", ".join(p.name for p in notebooks)
     raise HandoutError(f"no course notebook {notebook!r}; the notebooks are {names}")
 

@@ -15,7 +15,7 @@ import sys
 import time
 from pathlib import Path
 
-from . import measure
+from . import measure, notebooks
 from .devices import GpuMemoryPeak, gpus
 
 
@@ -42,8 +42,7 @@ def select_notebooks(solved: list[Path], wanted: list[str]) -> list[Path]:
     """The notebooks named by file name, with or without .ipynb, or by their number ("1")."""
     chosen = []
     for name in wanted:
-        stem = Path(name).name.removesuffix(".ipynb")
-        found = [path for path in solved if path.stem == stem or path.stem.startswith(stem + "_")]
+        found = notebooks.named(solved, name)
         if len(found) != 1:
             names = ", ".join(path.name for path in solved)
             raise NotebookError(f"no single notebook {name!r} in solutions/; the notebooks are {names}")

@@ -74,6 +74,13 @@ def enable_catch_up(name: str) -> None:
         print(f"Exercise {number}'s answer is now in this cell: run the cell to go on.")
 
 
+def named(paths: list[Path], name: str) -> list[Path]:
+    """The notebooks among `paths` that `name` names: by file name, with or without .ipynb, by its
+    first words ("1_Python") or by its number ("1")."""
+    stem = Path(name).name.removesuffix(".ipynb")
+    return [path for path in paths if path.stem == stem or path.stem.startswith(stem + "_")]
+
+
 #: What a student notebook keeps of the solved one's metadata: the rest (the widgets' saved state,
 #: the record of a run on the GPU host) is output too.
 STUDENT_METADATA = ("kernelspec", "language_info")
