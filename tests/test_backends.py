@@ -92,6 +92,29 @@ def test_formulation_first_step_is_the_reference_step(case):
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-6)
 
 
+def test_formulation_state_is_apart_from_the_callers_arrays(case):
+    """set_state takes a copy and fetch gives one: an array attached to the caller's buffer (as
+    `cupynumeric.asarray` or `torch.as_tensor` of NumPy's makes it) would see the caller's later
+    writes, and write its updates through to the caller (for Legate, at every step)."""
+    rows, cols = 19, 23
+    sim = backends.create(case[0], PARAMS, rows, cols, formulation=case[1])
+    u, v = (a.astype(np.float32) for a in initial_state(rows, cols))
+    given = u.copy(), v.copy()
+    sim.set_state(u, v)
+    u[...], v[...] = 0.5, 0.25
+    for got, want in zip(sim.fetch(), given):
+        np.testing.assert_array_equal(got, want)
+    sim.advance(3)
+    fetched = sim.fetch()
+    before = tuple(a.copy() for a in fetched)
+    sim.advance(3)
+    sim.synchronize()
+    assert (u == 0.5).all() and (v == 0.25).all(), "the caller's arrays were written to"
+    for got, want in zip(fetched, before):
+        np.testing.assert_array_equal(got, want, err_msg="a fetched array kept changing with the state")
+    assert not np.array_equal(sim.fetch_v(), before[1]), "the state did advance"
+
+
 def test_unknown_backend_lists_the_backends():
     with pytest.raises(backends.BackendError, match=r"unknown backend 'numba'; the backends are numpy, jax, cupynumeric, cupy, torch; working here: numpy"):
         backends.create("numba", PARAMS, 20, 20)

@@ -141,7 +141,9 @@ class JaxSlices(Simulation):
         jax.block_until_ready((self._u, self._v))
 
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
-        self._u, self._v = jnp.asarray(u, jnp.float32), jnp.asarray(v, jnp.float32)
+        # jnp.array copies: on the CPU jnp.asarray may alias the caller's buffer, whose later writes
+        # would then change the state
+        self._u, self._v = jnp.array(u, jnp.float32), jnp.array(v, jnp.float32)
 
 
 class JaxConv(JaxSlices):
