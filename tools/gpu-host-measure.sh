@@ -3,8 +3,8 @@
 # files in $OUT, with what ran, when and on which GPU.
 #
 #   COMMIT=<git hash> bash tools/gpu-host-measure.sh NAME gs-course-arguments...
-#   e.g. bash tools/gpu-host-measure.sh bench bench --out '$OUT'      (results/h200/bench.*)
-#        bash tools/gpu-host-measure.sh transfer transfer --out '$OUT' (results/h200/transfer.*)
+#   e.g. bash tools/gpu-host-measure.sh bench bench --out "$OUT"      (results/h200/bench.*)
+#        bash tools/gpu-host-measure.sh transfer transfer --out "$OUT" (results/h200/transfer.*)
 #
 # writes $OUT/NAME.txt; the JSON files carry their own provenance (gs_course.measure). Expects the wheels of ../shared/gpu/pack-wheels.sh already on the host.
 set -uo pipefail

@@ -10,7 +10,8 @@
 # 2. the task's halo width (steps a task) on two GPUs at 8192 x 8192, strong scaling;
 # 3. `gs-course scale` on 1 and 2 GPUs: slices, convolve and task at 8192 x 8192 (strong and weak)
 #    and at the course's 1080 x 1920 (strong).
-# About 30 Legate processes, each a few seconds to start: 5 to 7 minutes in all. Progress is printed.
+# About 20 Legate processes, each a few seconds to start: under 3 minutes on the 2 x H200 host
+# (results/h200-x2/cupynumeric-scale.txt). Progress is printed.
 #
 # Writes $OUT/cupynumeric-scale.txt (everything printed) and $OUT/cupynumeric-scale/<rows>/scale-cupynumeric-<formulation>[-<width>].{json,md,png}.
 # Commit them as results/h200-x2/ (the text as cupynumeric-scale.txt, the folders as they are):
@@ -87,9 +88,8 @@ PY
     if [ "$rows" = 1080 ]; then cols=1920; modes=strong; fi
     mkdir -p "$out/cupynumeric-scale/$rows"
     for formulation in slices convolve task; do
-      # Steps timed in proportion to each formulation's speed: at 8192 x 8192 on one H200 the
-      # NumPy-style slices took 1.4 s a step (2026-11-30), and 32 steps x 5 repeats of it ran past
-      # the device call's 10-minute limit.
+      # Steps timed in proportion to each formulation's speed: a NumPy-style step takes
+      # milliseconds at 8192 x 8192, the task's a fraction of one.
       case $formulation in
         slices) steps=8 repeats=3 ;;
         convolve) steps=8 repeats=3 ;;

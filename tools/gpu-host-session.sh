@@ -22,6 +22,10 @@
 #   cn0       the instructor check of tutorials 2 and 4 at full size, the course benchmark,
 #             the PCIe demo                                                               (GPU 0)
 #   cn1       tutorials 2 and 4 executed at full size, then checked with 4 GB and 2 GB free (GPU 1)
+#   final0    what the first run of the chains left undone: cuPyNumeric's part of the course
+#             benchmark alone, then the whole benchmark with a smaller budget              (GPU 0)
+#   final1    the test suite, tutorial 2's instructor check and execution at full size, the
+#             checks with 4 GB (tutorials 1-3) and 2 GB (2 and 4) free                    (GPU 1)
 #
 # Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
 # into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
