@@ -75,7 +75,8 @@ def stacked_step(uv, counts, p: Parameters, above=None, below=None):
 
     `above` and `below` (each (2, 1, cols)): the rows just beyond the first and last, where the
     array is a band of a larger grid (`jax_sharded`); zeros, the model's border, where not given.
-    XLA fuses their concatenation into the same kernel."""
+    Concatenated so that XLA can fuse them into the same kernel (whether it does on a GPU is not
+    checked)."""
     _, rows, cols = uv.shape
     if above is None:
         padded = jnp.pad(uv, ((0, 0), (1, 1), (1, 1)))

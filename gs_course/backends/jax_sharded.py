@@ -6,7 +6,7 @@ Three formulations of the same stacked step (`jax_backend.stacked_step`):
   which works out by itself what each device needs from the others;
 - `sharded` runs the whole time loop inside `jax.shard_map`: each device receives one row from
   each neighbour per step (`lax.ppermute`), the halo the 3 x 3 window needs, and steps its band
-  with those rows in place of the zero padding, in one fused kernel;
+  with those rows in place of the zero padding (meant to fuse into one kernel);
 - `sharded-overlap` tries to hide the exchange instead: each device steps its whole band as if
   there were zeros beyond it (which needs nothing from the others, so it can run while the halo
   rows travel), then adds the halo's diffusion to its first and last rows; compiled with XLA's
