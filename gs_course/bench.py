@@ -291,7 +291,7 @@ def _write_alone_s(results: dict) -> float | None:
 
 
 def _seconds(entry: dict) -> str:
-    """'0.27 s (0.26-0.29)': a case's median and the range of its repeats."""
+    """'271 ms (270-275)': a case's median and the range of its repeats."""
     return measure.format_range(entry["seconds"], entry.get("min_s"), entry.get("max_s"))
 
 

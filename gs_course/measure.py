@@ -160,7 +160,7 @@ class Samples:
 
 
 def format_seconds(seconds: float) -> str:
-    """Seconds in the unit that suits them: 8.5 us, 0.73 ms, 0.27 s, 377 s."""
+    """Seconds in the unit that suits them: 8.5 us, 730 us, 271 ms, 1.12 s, 377 s."""
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
         if seconds >= scale or unit == "us":
             value = seconds / scale
@@ -169,7 +169,7 @@ def format_seconds(seconds: float) -> str:
 
 
 def format_range(median: float, low: float | None, high: float | None) -> str:
-    """'0.27 s (0.26-0.29)': the median, then the range of the repeats in the same unit; the
+    """'271 ms (270-275)': the median, then the range of the repeats in the same unit; the
     median alone where there is no range (one repeat, or a file that kept none)."""
     text = format_seconds(median)
     if low is None or high is None or low == high:

@@ -28,6 +28,8 @@ def test_samples_statistics_and_their_round_trip():
     assert samples.scaled(10).median == pytest.approx(2.75) and samples.scaled(10).compile_s == 1.5
     assert str(samples) == "275 ms (250-300)"
     assert measure.format_range(8.5e-6, 8.4e-6, 8.9e-6) == "8.5 us (8.4-8.9)"
+    assert measure.format_range(2.7, None, None) == measure.format_range(2.7, 2.7, 2.7) == "2.7 s", \
+        "no range: one repeat, or a file that kept none"
     with pytest.raises(ValueError):
         measure.Samples.of([])
     with pytest.raises(ValueError):

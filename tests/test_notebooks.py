@@ -65,6 +65,18 @@ def test_one_tutorial_is_regenerated_by_its_number_and_an_unknown_one_named(caps
     with pytest.raises(SystemExit):
         notebooks.main(["--check", "99"])
     assert "no tutorial 99 in solutions/: 1_" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        notebooks.main(["--check", "1", "99"])
+    assert "no tutorial 99 in solutions/: 1_" in capsys.readouterr().err, "an unknown name beside a known one"
+
+
+def test_a_notebook_is_named_by_file_name_first_words_or_number():
+    solved = [solution for solution, _ in PAIRS]
+    first = solved[0]
+    for name in (first.name, first.stem, f"solutions/{first.name}", first.stem.rsplit("_", 1)[0],
+                 first.stem.split("_")[0]):
+        assert notebooks.named(solved, name) == [first], name
+    assert notebooks.named(solved, first.stem[:-1]) == [], "a name cut inside a word names nothing"
 
 
 @pytest.mark.parametrize("solution, student", PAIRS, ids=[p.name for p, _ in PAIRS])
