@@ -6,7 +6,7 @@
 # First each multi-GPU formulation is checked on both GPUs against the float64 reference (odd
 # columns, dt != 1); then `gs-course scale` times it on 1 and 2 GPUs at 8192 x 8192 and
 # 16384 x 16384 (weak scaling: 2 x 8192 and 2 x 16384 rows on two GPUs):
-#   sharded          the halo exchanged by lax.ppermute inside shard_map, one fused step (strong and weak)
+#   sharded          the halo exchanged by lax.ppermute inside shard_map, stepped in place of the padding (strong and weak)
 #   sharded-overlap  the step reordered to overlap the exchange, latency-hiding scheduler (strong only)
 #   sharded-auto     NamedSharding alone, XLA inserts the communication (strong and weak)
 # Each point is a fresh process; about 20 points, 3 to 4 minutes in all. SIZES="64 128" (with
