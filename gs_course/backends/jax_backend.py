@@ -78,6 +78,8 @@ def stacked_step(uv, counts, p: Parameters, above=None, below=None):
     Concatenated so that XLA can fuse them into the same kernel (whether it does on a GPU is not
     checked)."""
     _, rows, cols = uv.shape
+    if (above is None) != (below is None):
+        raise ValueError("stacked_step takes both halo rows, above and below, or neither")
     if above is None:
         padded = jnp.pad(uv, ((0, 0), (1, 1), (1, 1)))
     else:
