@@ -26,6 +26,10 @@
 #             benchmark alone, then the whole benchmark with a smaller budget              (GPU 0)
 #   final1    the test suite, tutorial 2's instructor check and execution at full size, the
 #             checks with 4 GB (tutorials 1-3) and 2 GB (2 and 4) free                    (GPU 1)
+#   profile   where a two-GPU JAX step goes: each multi-device formulation on one and two GPUs,
+#             three unroll factors, timed, its compiled program kept
+#             (tools/gpu-host-jax-profile.py)                                             (both)
+#   small2    tutorials 1, 3 and 4 with 2 GB free again, after the fixes of 2026-11-30  (GPU 1)
 #
 # Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
 # into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
@@ -104,6 +108,8 @@ chain() { # the body of one chain, run in the background by `launch`
       step 150 1 executed2 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_*.ipynb
       step 200 1 small4-123 env NOTEBOOKS="1 2 3" bash tools/gpu-host-small-gpu.sh 4
       step 200 1 small2-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 2 ;;
+    profile) step 400 0,1 jax-profile python3 tools/gpu-host-jax-profile.py ;;
+    small2) step 300 1 small2-134 env NOTEBOOKS="1 3 4" bash tools/gpu-host-small-gpu.sh 2 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
