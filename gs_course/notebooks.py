@@ -119,11 +119,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="only check that notebooks/ is up to date")
     parser.add_argument("tutorials", nargs="*", help="tutorial numbers or names (default: all)")
     args = parser.parse_args(argv)
-    solved = [s for s, _ in pairs()]
-    unknown = [n for n in args.tutorials if not named(solved, n)]
+    every = pairs()
+    solved = [s for s, _ in every]
+    asked = [named(solved, n) for n in args.tutorials]
+    unknown = [n for n, found in zip(args.tutorials, asked) if not found]
     if unknown:
         parser.error(f"no tutorial {' '.join(unknown)} in solutions/: {', '.join(s.stem for s in solved)}")
-    chosen = [(s, t) for s, t in pairs() if not args.tutorials or any(s in named(solved, n) for n in args.tutorials)]
+    chosen = [(s, t) for s, t in every if not args.tutorials or any(s in found for found in asked)]
     stale = []
     for solution, student in chosen:
         wanted = render(student_version(json.loads(solution.read_text())))

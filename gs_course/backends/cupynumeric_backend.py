@@ -35,7 +35,6 @@ os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 import h5py  # noqa: E402, F401
 
 
-
 def load_pip_cuda_runtime() -> None:
     """pip's CUDA 12 wheels put libcudart.so.12 in site-packages/nvidia/cuda_runtime/lib, where the
     dynamic loader does not look, and the CUDA 12 cuPyNumeric wheel links it: in the course's image
@@ -87,8 +86,8 @@ def to_legate(host, dtype=np.float32):
     instead, and Legate writes every update of such an array through to that host buffer,
     waiting for each task that updates it (Legate's documentation of external allocations):
     state updated in place at every step then travels to the host at every step. `.copy()` of
-    the attached array is an array Legate allocates itself (on the GPU) and reads the host's
-    once; the host array attached for it is a read-only copy, which Legate never writes to.
+    the attached array is an array Legate allocates itself (in its GPU's or CPU's memory) and
+    reads the host's once; the host array attached for it is a read-only copy, which Legate never writes to.
     """
     frozen = np.array(host, dtype=dtype)
     frozen.flags.writeable = False

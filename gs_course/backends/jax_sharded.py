@@ -73,14 +73,19 @@ def exchange(band, bands: int):
     return above, below
 
 
+def halo_rows(uv, bands: int, exchange=exchange):
+    """(the rows just above, the rows just below) a device's band of the stacked U, V, each
+    (2, 1, cols). `exchange`: a function of one field's band like this module's (the tutorial
+    passes the student's), applied to U and V at once by `vmap` (one ppermute each way for both)."""
+    return jax.vmap(lambda field: exchange(field, bands))(uv)
+
+
 def band_step(uv, counts, p: Parameters, bands: int, exchange=exchange):
     """One step of a device's band of the stacked U, V, the rows beyond it received from the
-    neighbours. `exchange`: a function of one field's band like this module's (the tutorial
-    passes the student's), applied to U and V at once by `vmap` (one ppermute each way for both)."""
+    neighbours (`halo_rows`)."""
     if bands == 1:
         return stacked_step(uv, counts, p)
-    above, below = jax.vmap(lambda field: exchange(field, bands))(uv)
-    return stacked_step(uv, counts, p, above, below)
+    return stacked_step(uv, counts, p, *halo_rows(uv, bands, exchange))
 
 
 def row_window_sums(row):
@@ -95,7 +100,7 @@ def band_step_overlapped(uv, counts, p: Parameters, bands: int, exchange=exchang
     new = stacked_step(uv, counts, p)
     if bands == 1:
         return new
-    above, below = jax.vmap(lambda field: exchange(field, bands))(uv)
+    above, below = halo_rows(uv, bands, exchange)
     diffusion = (p.dt * jnp.array([p.du, p.dv], uv.dtype)).reshape(2, 1, 1)
     last = uv.shape[1] - 1
     # Updates in place (dynamic_update_slice), where `.at[].add` would become a scatter.
