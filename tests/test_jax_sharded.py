@@ -23,7 +23,7 @@ STEPS = 500
 COLS = 37
 #: Rows for each device count: divisible by it, a band of odd height each.
 ROWS = {1: 45, 2: 46, 3: 45, 4: 44}
-FORMULATIONS = ("sharded", "sharded-overlap", "sharded-auto")
+FORMULATIONS = ("sharded", "sharded-overlap", "sharded-deep", "sharded-auto")
 
 CHILD = """
 import contextlib, io, json, sys

@@ -8,8 +8,9 @@
 # 16384 x 16384 (weak scaling: 2 x 8192 and 2 x 16384 rows on two GPUs):
 #   sharded          the halo exchanged by lax.ppermute inside shard_map, stepped in place of the padding (strong and weak)
 #   sharded-overlap  the step reordered to overlap the exchange, latency-hiding scheduler (strong only)
+#   sharded-deep     8 ghost rows a side, exchanged every 8 steps (strong and weak)
 #   sharded-auto     NamedSharding alone, XLA inserts the communication (strong and weak)
-# Each point is a fresh process; about 20 points, 3 to 4 minutes in all. SIZES="64 128" (with
+# Each point is a fresh process; about 28 points, 4 to 5 minutes in all. FORMULATIONS="..." runs some. SIZES="64 128" (with
 # JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2) tries the script on a CPU.
 #
 # Writes $OUT/jax-scale.txt (everything printed) and $OUT/jax-scale/<rows>/scale-jax-<formulation>
@@ -41,7 +42,7 @@ from gs_course.parameters import Parameters
 params = Parameters(feed=0.03, kill=0.06, dt=0.7)
 ref_u, ref_v = reference_run(256, 383, 300, params)
 failed = False
-for formulation in ("sharded", "sharded-overlap", "sharded-auto"):
+for formulation in ("sharded", "sharded-overlap", "sharded-deep", "sharded-auto"):
     sim = backends.create("jax", params, 256, 383, formulation)
     sim.advance(300)
     u, v = sim.fetch()
@@ -54,7 +55,7 @@ raise SystemExit(1 if failed else 0)
 PY
   for rows in ${SIZES:-8192 16384}; do
     mkdir -p "$out/jax-scale/$rows"
-    for formulation in sharded sharded-overlap sharded-auto; do
+    for formulation in ${FORMULATIONS:-sharded sharded-overlap sharded-deep sharded-auto}; do
       modes="strong weak"
       [ "$formulation" = sharded-overlap ] && modes=strong
       echo "## jax/$formulation, $rows x $rows"

@@ -30,6 +30,10 @@
 #             three unroll factors, timed, its compiled program kept
 #             (tools/gpu-host-jax-profile.py)                                             (both)
 #   small2    tutorials 1, 3 and 4 with 2 GB free again, after the fixes of 2026-11-30  (GPU 1)
+#   jax18     the profile at 8192 x 8192, then JAX's scaling, every formulation          (both)
+#   bench0    the course benchmark, budget 5 s a case                                     (GPU 0)
+#   check0    the instructor check of the four tutorials at full size                    (GPU 0)
+#   tests1    the test suite, every backend required                                     (GPU 1)
 #
 # Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
 # into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
@@ -110,6 +114,16 @@ chain() { # the body of one chain, run in the background by `launch`
       step 200 1 small2-24 env NOTEBOOKS="2 4" bash tools/gpu-host-small-gpu.sh 2 ;;
     profile) step 400 0,1 jax-profile python3 tools/gpu-host-jax-profile.py ;;
     small2) step 300 1 small2-134 env NOTEBOOKS="1 3 4" bash tools/gpu-host-small-gpu.sh 2 ;;
+    jax18)
+      step 240 0,1 jax-profile env SIZES=8192 python3 tools/gpu-host-jax-profile.py
+      step 420 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
+    # shellcheck disable=SC2016
+    bench0) step 560 0 bench bash -c 'bash tools/gpu-host-measure.sh bench bench --budget 5 --out "$OUT"' ;;
+    check0) step 400 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 1 2 3 4 ;;
+    tests1)
+      step 400 1 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
+        --ignore=tests/test_notebooks.py \
+        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }

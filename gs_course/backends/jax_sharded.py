@@ -12,6 +12,12 @@ Three formulations of the same stacked step (`jax_backend.stacked_step`):
   rows travel), then adds the halo's diffusion to its first and last rows; compiled with XLA's
   latency-hiding scheduler. Exact too (the step is linear in the window sum), but it rewrites the
   band's border rows in a second pass.
+- `sharded-deep` exchanges less often: each device keeps its band with `DEPTH` extra rows of its
+  neighbours' above and below (ghost rows), receives those rows once every `DEPTH` steps, and in
+  between steps the whole extended band like one device's grid, with no communication. Each step
+  leaves one more ghost row stale, counted from the outside in, so after `DEPTH` steps the band
+  itself is still exact: the exchange's latency is paid once every `DEPTH` steps, and a step is
+  the one-device kernel, at the price of `2 x DEPTH` rows computed twice.
 
 Zeros beyond the grid's edges are the model's rule (neighbours outside the grid left out): the
 first band receives nothing from above, the last nothing from below, and `ppermute` fills what no
@@ -180,6 +186,96 @@ class JaxShardedOverlap(JaxSharded):
     advance_bands = staticmethod(advance_bands_overlapped)
 
 
+#: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges.
+DEPTH = 8
+
+
+def ghost_row_factors(rows: int, bands: int, depth: int) -> np.ndarray:
+    """The window-count factor of each row (`model.window_count_factors`) of every band extended
+    by `depth` rows on each side, the bands one after the other: ((rows / bands + 2 depth) x bands, 1).
+    Rows beyond the grid get 0, which is also how `deep_step` knows to keep them at zero."""
+    per_row = np.pad(window_count_factors(rows, 1)[0], ((depth, depth), (0, 0)))
+    height = rows // bands
+    return np.concatenate([per_row[band * height : (band + 1) * height + 2 * depth] for band in range(bands)])
+
+
+def deep_step(uv, per_row, per_col, p: Parameters):
+    """One step of an extended band: rows beyond the grid (factor 0) are kept at zero, the model's
+    border, where the step alone would let them grow (the feed term)."""
+    return jnp.where(per_row > 0, stacked_step(uv, per_row * per_col, p), 0)
+
+
+def exchange_ghost_rows(uv, bands: int, depth: int):
+    """The extended band with its ghost rows received: the neighbour above's last `depth` band rows
+    above, the neighbour below's first `depth` below (zeros beyond the grid's edges, as `exchange`)."""
+    height = uv.shape[1] - 2 * depth
+    down = [(i, i + 1) for i in range(bands - 1)]
+    up = [(i + 1, i) for i in range(bands - 1)]
+    above = lax.ppermute(uv[:, height : height + depth], AXIS, down)
+    below = lax.ppermute(uv[:, depth : 2 * depth], AXIS, up)
+    uv = lax.dynamic_update_slice_in_dim(uv, above, 0, axis=1)
+    return lax.dynamic_update_slice_in_dim(uv, below, height + depth, axis=1)
+
+
+@functools.partial(jax.jit, static_argnames=("p", "steps", "depth", "mesh"))
+def advance_deep(uv, count_factors, p: Parameters, steps: int, depth: int, mesh: Mesh):
+    """`steps` steps of the extended bands: an exchange, then up to `depth` steps with none."""
+    bands = mesh.shape[AXIS]
+
+    def run(band, per_row, per_col):
+        def block(band, count):
+            if bands > 1:
+                band = exchange_ghost_rows(band, bands, depth)
+            for _ in range(count):
+                band = deep_step(band, per_row, per_col, p)
+            return band
+
+        blocks, rest = divmod(steps, depth)
+        band = lax.fori_loop(0, blocks, lambda _, band: block(band, depth), band)
+        return block(band, rest) if rest else band
+
+    sharded = jax.shard_map(run, mesh=mesh, in_specs=(STATE_SPEC, P(AXIS, None), P()), out_specs=STATE_SPEC)
+    return sharded(uv, *count_factors)
+
+
+class JaxShardedDeep(JaxSharded):
+    """Each band with `depth` ghost rows each side, exchanged every `depth` steps (see the
+    module's docstring; `depth`: at most a band's rows, `DEPTH` by default)."""
+
+    formulation = "sharded-deep"
+
+    def __init__(self, params: Parameters, rows: int, cols: int, devices=None, depth: int = DEPTH):
+        Simulation.__init__(self, params, rows, cols)
+        self.mesh = band_mesh(rows, devices)
+        self.depth = min(depth, rows // self.mesh.size)
+        per_row = ghost_row_factors(rows, self.mesh.size, self.depth)
+        self._count_factors = (self._place(per_row, P(AXIS, None)), self._place(window_count_factors(rows, cols)[1], P()))
+        self.set_state(*initial_state(rows, cols))
+
+    def _advance(self, steps: int) -> None:
+        if steps:
+            self._uv = advance_deep(self._uv, self._count_factors, self.params, steps, self.depth, self.mesh)
+
+    def _bands(self, uv):
+        """(2, rows, cols) from the extended bands: their ghost rows left out."""
+        height = self.rows // self.mesh.size
+        extended = uv.reshape(2, self.mesh.size, height + 2 * self.depth, self.cols)
+        return extended[:, :, self.depth : self.depth + height].reshape(2, self.rows, self.cols)
+
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        u, v = np.asarray(self._bands(self._uv))
+        return u, v
+
+    def fetch_v(self) -> np.ndarray:
+        return self.fetch()[1]
+
+    def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
+        # Ghost rows start at zero: every run of steps begins with an exchange that fills them.
+        bands = np.stack((u, v)).astype(np.float32).reshape(2, self.mesh.size, -1, self.cols)
+        extended = np.pad(bands, ((0, 0), (0, 0), (self.depth, self.depth), (0, 0)))
+        self._uv = self._place(extended.reshape(2, -1, self.cols), STATE_SPEC)
+
+
 class JaxShardedAuto(JaxSharded):
     """The naive way: U and V placed in row bands with `NamedSharding`, the single-device loop
     (`jax_backend.advance_stacked`, through `JaxStacked._advance`) compiled as it is, and XLA
@@ -191,4 +287,4 @@ class JaxShardedAuto(JaxSharded):
 
 # The jax backend's formulations are where the course looks them up (jax_backend imports this
 # module at its end, so that `backends.load("jax")` has them too).
-jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxShardedOverlap, JaxShardedAuto)})
+jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxShardedOverlap, JaxShardedDeep, JaxShardedAuto)})
