@@ -83,7 +83,7 @@ def cases(devices):
     for formulation in ("sharded", "sharded-overlap", "sharded-auto"):
         yield from ((formulation, ORIGINAL_STEP, formulation, n, 32) for n in sorted({1, two}))
     yield "sharded", ORIGINAL_STEP, "sharded", two, 8
-    for depth in (8, 32):
+    for depth in (8, 16, 32, 64):
         yield from (("sharded-deep", ORIGINAL_STEP, "sharded-deep", n, depth) for n in sorted({1, two}))
     yield from (("deep, broadcast", broadcast_stacked_step, "sharded-deep", n, 8) for n in sorted({1, two}))
 

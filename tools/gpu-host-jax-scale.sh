@@ -8,7 +8,7 @@
 # 16384 x 16384 (weak scaling: 2 x 8192 and 2 x 16384 rows on two GPUs):
 #   sharded          the halo exchanged by lax.ppermute inside shard_map, stepped in place of the padding (strong and weak)
 #   sharded-overlap  the step reordered to overlap the exchange, latency-hiding scheduler (strong only)
-#   sharded-deep     8 ghost rows a side, exchanged every 8 steps (strong and weak)
+#   sharded-deep     32 ghost rows a side, exchanged every 32 steps (strong and weak)
 #   sharded-auto     NamedSharding alone, XLA inserts the communication (strong and weak)
 # Each point is a fresh process; about 28 points, 4 to 5 minutes in all. FORMULATIONS="..." runs some. SIZES="64 128" (with
 # JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2) tries the script on a CPU.

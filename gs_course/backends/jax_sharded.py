@@ -187,7 +187,7 @@ class JaxShardedOverlap(JaxSharded):
 
 
 #: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges.
-DEPTH = 8
+DEPTH = 32
 
 
 def ghost_row_factors(rows: int, bands: int, depth: int) -> np.ndarray:
