@@ -32,6 +32,7 @@
 #   small2    tutorials 1, 3 and 4 with 2 GB free again, after the fixes of 2026-11-30  (GPU 1)
 #   jax18     the profile at 8192 x 8192, then JAX's scaling, every formulation          (both)
 #   bench0    the course benchmark, budget 5 s a case                                     (GPU 0)
+#   benchcn   cuPyNumeric's part of the course benchmark alone                            (GPU 0)
 #   check0    the instructor check of the four tutorials at full size                    (GPU 0)
 #   tests1    the test suite, every backend required                                     (GPU 1)
 #
@@ -119,6 +120,8 @@ chain() { # the body of one chain, run in the background by `launch`
       step 420 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
     # shellcheck disable=SC2016
     bench0) step 560 0 bench bash -c 'bash tools/gpu-host-measure.sh bench bench --budget 5 --out "$OUT"' ;;
+    # shellcheck disable=SC2016
+    benchcn) step 300 0 bench-cupynumeric bash -c 'bash tools/gpu-host-measure.sh bench bench --only cupynumeric/ --budget 35 --repeats 1 --out "$OUT"' ;;
     check0) step 400 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 1 2 3 4 ;;
     tests1)
       step 400 1 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
