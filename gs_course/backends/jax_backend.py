@@ -75,8 +75,9 @@ def stacked_step(uv, counts, p: Parameters, above=None, below=None):
 
     `above` and `below` (each (2, 1, cols)): the rows just beyond the first and last, where the
     array is a band of a larger grid (`jax_sharded`); zeros, the model's border, where not given.
-    Concatenated so that XLA can fuse them into the same kernel (whether it does on a GPU is not
-    checked)."""
+    Concatenated with the band: on a GPU XLA compiles that concatenation as a kernel of its own, a
+    copy of the band every step (results/h200-x2/jax-kernels.txt), which is why `jax_sharded`'s
+    fast formulation steps bands with ghost rows instead."""
     _, rows, cols = uv.shape
     if (above is None) != (below is None):
         raise ValueError("stacked_step takes both halo rows, above and below, or neither")

@@ -1,12 +1,14 @@
 """JAX on several devices: the grid split in bands of rows, one band per device.
 
-Three formulations of the same stacked step (`jax_backend.stacked_step`):
+Four formulations of the same stacked step (`jax_backend.stacked_step`):
 
 - `sharded-auto` only places U and V in row bands (`NamedSharding`) and leaves the rest to XLA,
   which works out by itself what each device needs from the others;
 - `sharded` runs the whole time loop inside `jax.shard_map`: each device receives one row from
   each neighbour per step (`lax.ppermute`), the halo the 3 x 3 window needs, and steps its band
-  with those rows in place of the zero padding (meant to fuse into one kernel);
+  with those rows in place of the zero padding: the simplest exchange, the tutorial's exercise,
+  but slow (XLA copies the band with its halo rows into a new array every step, and every step
+  waits for the other devices);
 - `sharded-overlap` tries to hide the exchange instead: each device steps its whole band as if
   there were zeros beyond it (which needs nothing from the others, so it can run while the halo
   rows travel), then adds the halo's diffusion to its first and last rows; compiled with XLA's
@@ -17,7 +19,8 @@ Three formulations of the same stacked step (`jax_backend.stacked_step`):
   between steps the whole extended band like one device's grid, with no communication. Each step
   leaves one more ghost row stale, counted from the outside in, so after `DEPTH` steps the band
   itself is still exact: the exchange's latency is paid once every `DEPTH` steps, and a step is
-  the one-device kernel, at the price of `2 x DEPTH` rows computed twice.
+  the one-device kernel, at the price of `2 x DEPTH` rows computed twice. The one that scales
+  (BENCHMARKS.md, "JAX on two GPUs").
 
 Zeros beyond the grid's edges are the model's rule (neighbours outside the grid left out): the
 first band receives nothing from above, the last nothing from below, and `ppermute` fills what no
@@ -186,7 +189,8 @@ class JaxShardedOverlap(JaxSharded):
     advance_bands = staticmethod(advance_bands_overlapped)
 
 
-#: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges.
+#: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges:
+#: deep enough that the exchanges no longer count on two GPUs (results/h200-x2/jax-profile.txt).
 DEPTH = 32
 
 

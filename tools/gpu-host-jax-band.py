@@ -1,0 +1,74 @@
+"""What keeps `sharded-deep` under 2x on two GPUs at 8192 x 8192 (issue 18): a GPU's band there is
+4,096 rows (4,160 with the ghost rows) and took 11-13 % more time a row than the whole grid on one
+GPU (BENCHMARKS.md). This times the same one-device program on the band's size and on the whole
+grid, each on one GPU, then the band's size on both GPUs at once in two independent processes (no
+exchange between them): if the band alone on one GPU already costs more a row, the step does not
+scale down linearly; if only the two at once do, running two GPUs side by side costs it.
+
+    python3 tools/gpu-host-jax-band.py            (the 2 x H200 host; about a minute)
+
+Writes $OUT/jax-band.txt. On a CPU: JAX_PLATFORMS=cpu COLS=64 ROWS="64 32" python3 tools/gpu-host-jax-band.py
+"""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+COLS = int(os.environ.get("COLS", 8192))
+ROWS = [int(r) for r in os.environ.get("ROWS", "8192 4096").split()]
+STEPS = 64
+CHILD = """
+import json, sys
+import jax
+from gs_course import measure
+from gs_course.backends import jax_sharded
+from gs_course.parameters import Parameters
+rows, cols, steps = (int(a) for a in sys.argv[1:4])
+sim = jax_sharded.JaxShardedDeep(Parameters(dt=0.9), rows, cols, devices=jax.devices()[:1])
+samples = measure.timed(lambda: sim.advance(steps), repeats=10, warmup=2, synchronize=sim.synchronize)
+print(json.dumps({"rows": rows, "cols": cols, "depth": sim.depth, "device": str(jax.devices()[0]),
+                  "median_ms_a_step": samples.median * 1e3 / steps,
+                  "range_ms_a_step": [min(samples.seconds) * 1e3 / steps, max(samples.seconds) * 1e3 / steps]}))
+"""
+
+
+def start(rows: int, gpu: str) -> subprocess.Popen:
+    env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, XLA_PYTHON_CLIENT_PREALLOCATE="false")
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(rows), str(COLS), str(STEPS)], env=env,
+                            stdout=subprocess.PIPE, text=True)
+
+
+def result(child: subprocess.Popen) -> dict:
+    out, _ = child.communicate(timeout=300)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def line(label: str, r: dict) -> str:
+    rows = r["rows"] + 2 * r["depth"]
+    return (f"{label}: {r['rows']} x {r['cols']} (+{r['depth']} ghost rows a side) on {r['device']}: "
+            f"{r['median_ms_a_step']:.3f} ms a step ({r['range_ms_a_step'][0]:.3f}-{r['range_ms_a_step'][1]:.3f}), "
+            f"{r['median_ms_a_step'] * 1e6 / rows:.1f} ns a row")
+
+
+def main() -> int:
+    from gs_course import measure
+
+    made = measure.provenance(command="tools/gpu-host-jax-band.py")
+    lines = [f"# sharded-deep's one-device program, {STEPS} steps a call, median (range) of 10; commit "
+             f"{made['commit']}, {made['date']}"]
+    for rows in ROWS:
+        lines.append(line("alone on GPU 0", result(start(rows, "0"))))
+    both = [start(ROWS[-1], gpu) for gpu in ("0", "1")]
+    for gpu, child in zip(("0", "1"), both):
+        lines.append(line(f"both GPUs at once, GPU {gpu}", result(child)))
+    print(*lines, sep="\n")
+    out = Path(os.environ.get("OUT", "gpu-results"))
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "jax-band.txt").write_text("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
