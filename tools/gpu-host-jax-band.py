@@ -3,11 +3,14 @@
 GPU (BENCHMARKS.md). This times the same one-device program on the band's size and on the whole
 grid, each on one GPU, then the band's size on both GPUs at once in two independent processes (no
 exchange between them): if the band alone on one GPU already costs more a row, the step does not
-scale down linearly; if only the two at once do, running two GPUs side by side costs it.
+scale down linearly; if only the two at once do, running two GPUs side by side costs it. Then
+the two-device program itself, with its exchanges and without them (its values then wrong: the
+timing only).
 
     python3 tools/gpu-host-jax-band.py            (the 2 x H200 host; about a minute)
 
-Writes $OUT/jax-band.txt. On a CPU: JAX_PLATFORMS=cpu COLS=64 ROWS="64 32" python3 tools/gpu-host-jax-band.py
+Writes $OUT/jax-band.txt. On a CPU: JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2 COLS=64 ROWS="64 32"
+python3 tools/gpu-host-jax-band.py
 """
 
 import json
@@ -25,18 +28,23 @@ import jax
 from gs_course import measure
 from gs_course.backends import jax_sharded
 from gs_course.parameters import Parameters
-rows, cols, steps = (int(a) for a in sys.argv[1:4])
-sim = jax_sharded.JaxShardedDeep(Parameters(dt=0.9), rows, cols, devices=jax.devices()[:1])
+rows, cols, steps, devices, exchange = (int(a) for a in sys.argv[1:6])
+if not exchange:  # timing only: the bands never hear from each other, the values are wrong
+    jax_sharded.exchange_ghost_rows = lambda uv, bands, depth: uv
+sim = jax_sharded.JaxShardedDeep(Parameters(dt=0.9), rows, cols, devices=jax.devices()[:devices])
 samples = measure.timed(lambda: sim.advance(steps), repeats=10, warmup=2, synchronize=sim.synchronize)
-print(json.dumps({"rows": rows, "cols": cols, "depth": sim.depth, "device": str(jax.devices()[0]),
+print(json.dumps({"rows": rows // devices, "cols": cols, "depth": sim.depth, "device": ", ".join(map(str, sim.mesh.devices.flat)),
                   "median_ms_a_step": samples.median * 1e3 / steps,
                   "range_ms_a_step": [min(samples.seconds) * 1e3 / steps, max(samples.seconds) * 1e3 / steps]}))
 """
 
 
-def start(rows: int, gpu: str) -> subprocess.Popen:
+def start(rows: int, gpu: str, exchange: bool = True) -> subprocess.Popen:
+    """`rows` split over the GPUs listed in `gpu` ("0" or "0,1"), each process alone on them."""
     env = dict(os.environ, CUDA_VISIBLE_DEVICES=gpu, XLA_PYTHON_CLIENT_PREALLOCATE="false")
-    return subprocess.Popen([sys.executable, "-c", CHILD, str(rows), str(COLS), str(STEPS)], env=env,
+    devices = len(gpu.split(","))
+    return subprocess.Popen([sys.executable, "-c", CHILD, str(rows), str(COLS), str(STEPS), str(devices),
+                             str(int(exchange))], env=env,
                             stdout=subprocess.PIPE, text=True)
 
 
@@ -47,7 +55,7 @@ def result(child: subprocess.Popen) -> dict:
 
 def line(label: str, r: dict) -> str:
     rows = r["rows"] + 2 * r["depth"]
-    return (f"{label}: {r['rows']} x {r['cols']} (+{r['depth']} ghost rows a side) on {r['device']}: "
+    return (f"{label}: {r['rows']} x {r['cols']} a device (+{r['depth']} ghost rows a side) on {r['device']}: "
             f"{r['median_ms_a_step']:.3f} ms a step ({r['range_ms_a_step'][0]:.3f}-{r['range_ms_a_step'][1]:.3f}), "
             f"{r['median_ms_a_step'] * 1e6 / rows:.1f} ns a row")
 
@@ -56,13 +64,15 @@ def main() -> int:
     from gs_course import measure
 
     made = measure.provenance(command="tools/gpu-host-jax-band.py")
-    lines = [f"# sharded-deep's one-device program, {STEPS} steps a call, median (range) of 10; commit "
+    lines = [f"# sharded-deep, {STEPS} steps a call, median (range) of 10; commit "
              f"{made['commit']}, {made['date']}"]
     for rows in ROWS:
         lines.append(line("alone on GPU 0", result(start(rows, "0"))))
     both = [start(ROWS[-1], gpu) for gpu in ("0", "1")]
     for gpu, child in zip(("0", "1"), both):
         lines.append(line(f"both GPUs at once, GPU {gpu}", result(child)))
+    lines.append(line("one program on both GPUs", result(start(ROWS[0], "0,1"))))
+    lines.append(line("the same without its exchanges (values wrong)", result(start(ROWS[0], "0,1", exchange=False))))
     print(*lines, sep="\n")
     out = Path(os.environ.get("OUT", "gpu-results"))
     out.mkdir(parents=True, exist_ok=True)
