@@ -36,7 +36,7 @@ from gs_course.backends import jax_sharded
 from gs_course.parameters import Parameters
 
 params = Parameters(**json.loads(sys.argv[1]))
-out = {"devices": len(jax.devices()), "runs": {}, "hints": {}}
+out = {"devices": len(jax.devices()), "runs": {}, "hints": {}, "deep": {}}
 for formulation in %(formulations)r:
     cls = backends.formulation_class("jax", formulation)
     for n, rows in %(rows)r.items():
@@ -47,6 +47,11 @@ for formulation in %(formulations)r:
         out["runs"][f"{formulation} {n}"] = {
             "bands": sim.mesh.size, "shards": len(sim._uv.addressable_shards), "steps": sim.steps_done,
             "u": u.tolist(), "v": v.tolist(), "v_alone": sim.fetch_v().tolist()}
+for depth in (1, 3, 50):  # 500 steps: 2 left after the last full block of 3; 50 is more than a band's rows
+    sim = jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, devices=jax.devices(), depth=depth)
+    for steps in (1, 0, 199, %(steps)d - 200):
+        sim.advance(steps)
+    out["deep"][depth] = {"depth": sim.depth, "v": sim.fetch_v().tolist()}
 try:
     jax_sharded.JaxSharded(params, 53, %(cols)d, devices=jax.devices())
 except backends.BackendError as err:
@@ -79,7 +84,8 @@ print(json.dumps(out))
 def child_results() -> dict:
     env = dict(os.environ, JAX_PLATFORMS="cpu",
                XLA_FLAGS=(os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4").strip())
-    code = CHILD % {"formulations": FORMULATIONS, "rows": ROWS, "cols": COLS, "steps": STEPS, "rows_on_3": ROWS[3]}
+    code = CHILD % {"formulations": FORMULATIONS, "rows": ROWS, "cols": COLS, "steps": STEPS, "rows_on_3": ROWS[3],
+                     "rows_on_4": ROWS[4]}
     params = json.dumps({"feed": PARAMS.feed, "kill": PARAMS.kill, "dt": PARAMS.dt})
     done = subprocess.run([sys.executable, "-c", code, params], capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
@@ -117,6 +123,22 @@ def test_sharded_matches_the_reference(formulation, devices):
     np.testing.assert_allclose(u, ref_u, rtol=0, atol=PARITY_ATOL)
     np.testing.assert_allclose(v, ref_v, rtol=0, atol=PARITY_ATOL)
     np.testing.assert_array_equal(np.array(run["v_alone"], np.float32), v)
+
+
+@pytest.mark.parametrize("depth, used", [(1, 1), (3, 3), (50, ROWS[4] // 4)])
+def test_ghost_rows_of_any_depth_up_to_a_band_match_the_reference(depth, used):
+    """sharded-deep with an exchange every step, every 3 steps (500 steps leave 2 after the last
+    full block) and a depth asked for beyond a band's rows (capped at them), on 4 devices."""
+    run = child_results()["deep"][str(depth)]
+    assert run["depth"] == used
+    np.testing.assert_allclose(np.array(run["v"], np.float32), reference(ROWS[4])[1], rtol=0, atol=PARITY_ATOL)
+
+
+def test_ghost_row_factors_are_each_bands_rows_and_its_neighbours_with_zeros_beyond_the_grid():
+    from gs_course.backends import jax_sharded
+
+    factors = jax_sharded.ghost_row_factors(6, 2, 2)[:, 0]
+    np.testing.assert_array_equal(factors, [0, 0, 2, 3, 3, 3, 3] + [3, 3, 3, 3, 2, 0, 0])
 
 
 def test_devices_asked_for_that_do_not_split_the_rows_are_refused_in_one_line():
