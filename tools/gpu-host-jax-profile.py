@@ -12,7 +12,8 @@ whether the stacking costs a pass over memory.
 
     [SIZES="8192 16384" STEPS=32] python3 tools/gpu-host-jax-profile.py     (all GPUs visible)
 
-Writes $OUT/jax-profile.txt (one line a case: ms a step and the op counts) and
+Writes $OUT/jax-profile.txt (one line a case: ms a step, the op counts, the kernels by what they
+compute; `python3 tools/gpu-host-jax-profile.py --kernels HLO...` prints the last for kept files) and
 $OUT/hlo/<rows>-<case>.txt (the optimized HLO). On a CPU:
 JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2 SIZES=64 tries it.
 """
@@ -37,6 +38,14 @@ STEPS = int(os.environ.get("STEPS", 32))
 OPS = ("fusion", "copy", "copy-start", "collective-permute", "collective-permute-start", "concatenate",
        "dynamic-update-slice", "all-gather", "all-reduce", "while", "custom-call")
 INSTRUCTION = re.compile(r"=\s+\S+\s+([a-z-]+)\(")
+#: A kernel launched by the compiled program: a fusion, named after the computation it calls.
+KERNEL = re.compile(r"\bfusion\(.*?calls=%([A-Za-z_]+?)(?:[._]\d+)*[,\s]")
+
+
+def kernels(text: str) -> str:
+    """The kernels (fusions) of a compiled program by what they compute, most frequent first:
+    "31 fused_concatenate, 32 wrapped_concatenate_computation" (a step and a concatenation)."""
+    return ", ".join(f"{n} {name}" for name, n in Counter(KERNEL.findall(text)).most_common())
 ORIGINAL_STEP = jax_backend.stacked_step
 
 
@@ -122,7 +131,8 @@ def main() -> int:
                 (out / "hlo" / name).write_text(text)
                 ops = Counter(INSTRUCTION.findall(text))
                 counted = ", ".join(f"{op} {ops[op]}" for op in OPS if ops[op])
-                line = f"{rows} x {rows} {label:16} {count} {unroll:3}: {samples.scaled(1 / STEPS)} a step | {counted}"
+                line = (f"{rows} x {rows} {label:16} {count} {unroll:3}: {samples.scaled(1 / STEPS)} a step | {counted} "
+                        f"| kernels: {kernels(text)}")
             print(line, flush=True)
             lines.append(line)
             del sim
@@ -131,4 +141,8 @@ def main() -> int:
 
 
 if __name__ == "__main__":
+    if sys.argv[1:2] == ["--kernels"]:
+        for path in sys.argv[2:]:
+            print(f"{Path(path).stem}: {kernels(Path(path).read_text())}")
+        sys.exit(0)
     sys.exit(main())
