@@ -47,11 +47,20 @@ for formulation in %(formulations)r:
         out["runs"][f"{formulation} {n}"] = {
             "bands": sim.mesh.size, "shards": len(sim._uv.addressable_shards), "steps": sim.steps_done,
             "u": u.tolist(), "v": v.tolist(), "v_alone": sim.fetch_v().tolist()}
-for depth in (1, 3, 50):  # 500 steps: 2 left after the last full block of 3; 50 is more than a band's rows
+for depth in (1, 3, 50):  # calls of 1, 199 and 300 steps: 1, 1 and 0 left after the last full block of 3;
+    # 50 is more than a band's rows
     sim = jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, devices=jax.devices(), depth=depth)
     for steps in (1, 0, 199, %(steps)d - 200):
         sim.advance(steps)
-    out["deep"][depth] = {"depth": sim.depth, "v": sim.fetch_v().tolist()}
+    u, v = sim.fetch()
+    sim.set_state(v, u)  # swapped: a state no run makes, read back through the ghost-row layout
+    back_u, back_v = sim.fetch()
+    out["deep"][depth] = {"depth": sim.depth, "v": v.tolist(),
+                          "round_trip": bool((back_u == v).all() and (back_v == u).all())}
+try:
+    jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, devices=jax.devices(), depth=0)
+except backends.BackendError as err:
+    out["depth_0"] = str(err)
 try:
     jax_sharded.JaxSharded(params, 53, %(cols)d, devices=jax.devices())
 except backends.BackendError as err:
@@ -127,11 +136,17 @@ def test_sharded_matches_the_reference(formulation, devices):
 
 @pytest.mark.parametrize("depth, used", [(1, 1), (3, 3), (50, ROWS[4] // 4)])
 def test_ghost_rows_of_any_depth_up_to_a_band_match_the_reference(depth, used):
-    """sharded-deep with an exchange every step, every 3 steps (500 steps leave 2 after the last
-    full block) and a depth asked for beyond a band's rows (capped at them), on 4 devices."""
+    """sharded-deep with an exchange every step, every 3 steps (calls of 1 and 199 steps end with
+    a shorter block) and a depth asked for beyond a band's rows (capped at them), on 4 devices; and
+    set_state then fetch gives back what was set."""
     run = child_results()["deep"][str(depth)]
     assert run["depth"] == used
     np.testing.assert_allclose(np.array(run["v"], np.float32), reference(ROWS[4])[1], rtol=0, atol=PARITY_ATOL)
+    assert run["round_trip"]
+
+
+def test_a_depth_below_one_is_refused_in_one_line():
+    assert child_results()["depth_0"] == "ghost rows: depth 0 is not a row count; use 1 or more (default 32)"
 
 
 def test_ghost_row_factors_are_each_bands_rows_and_its_neighbours_with_zeros_beyond_the_grid():

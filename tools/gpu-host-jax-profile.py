@@ -13,7 +13,8 @@ whether the stacking costs a pass over memory.
     [SIZES="8192 16384" STEPS=32] python3 tools/gpu-host-jax-profile.py     (all GPUs visible)
 
 Writes $OUT/jax-profile.txt (one line a case: ms a step, the op counts, the kernels by what they
-compute; `python3 tools/gpu-host-jax-profile.py --kernels HLO...` prints the last for kept files) and
+compute; `python3 tools/gpu-host-jax-profile.py --kernels HLO...` prints kernels and op counts for kept
+files) and
 $OUT/hlo/<rows>-<case>.txt (the optimized HLO). On a CPU:
 JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2 SIZES=64 tries it.
 """
@@ -37,9 +38,15 @@ STEPS = int(os.environ.get("STEPS", 32))
 #: The HLO instructions counted, as they appear after `= type ` in the optimized module's text.
 OPS = ("fusion", "copy", "copy-start", "collective-permute", "collective-permute-start", "concatenate",
        "dynamic-update-slice", "all-gather", "all-reduce", "while", "custom-call")
-INSTRUCTION = re.compile(r"=\s+\S+\s+([a-z-]+)\(")
+INSTRUCTION = re.compile(r"=\s+[^=]*?\s([a-z][a-z-]*)\(")  # the type may be a tuple, nested: ((f32[..]), ..)
 #: A kernel launched by the compiled program: a fusion, named after the computation it calls.
 KERNEL = re.compile(r"\bfusion\(.*?calls=%([A-Za-z_]+?)(?:[._]\d+)*[,\s]")
+
+
+def op_counts(text: str) -> str:
+    """How many of each of OPS the program holds, inside fused computations too."""
+    ops = Counter(INSTRUCTION.findall(text))
+    return ", ".join(f"{op} {ops[op]}" for op in OPS if ops[op])
 
 
 def kernels(text: str) -> str:
@@ -92,7 +99,7 @@ def cases(devices):
     for formulation in ("sharded", "sharded-overlap", "sharded-auto"):
         yield from ((formulation, ORIGINAL_STEP, formulation, n, 32) for n in sorted({1, two}))
     yield "sharded", ORIGINAL_STEP, "sharded", two, 8
-    for depth in (8, 16, 32, 64):
+    for depth in (d for d in (8, 16, 32, 64) if d <= STEPS):  # deeper: the same program as STEPS
         yield from (("sharded-deep", ORIGINAL_STEP, "sharded-deep", n, depth) for n in sorted({1, two}))
     yield from (("deep, broadcast", broadcast_stacked_step, "sharded-deep", n, 8) for n in sorted({1, two}))
 
@@ -129,9 +136,7 @@ def main() -> int:
             else:
                 name = f"{rows}-{label.replace(' ', '-').replace(',', '')}-{count}dev-{unroll}.txt"
                 (out / "hlo" / name).write_text(text)
-                ops = Counter(INSTRUCTION.findall(text))
-                counted = ", ".join(f"{op} {ops[op]}" for op in OPS if ops[op])
-                line = (f"{rows} x {rows} {label:16} {count} {unroll:3}: {samples.scaled(1 / STEPS)} a step | {counted} "
+                line = (f"{rows} x {rows} {label:16} {count} {unroll:3}: {samples.scaled(1 / STEPS)} a step | {op_counts(text)} "
                         f"| kernels: {kernels(text)}")
             print(line, flush=True)
             lines.append(line)
@@ -143,6 +148,7 @@ def main() -> int:
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--kernels"]:
         for path in sys.argv[2:]:
-            print(f"{Path(path).stem}: {kernels(Path(path).read_text())}")
+            text = Path(path).read_text()
+            print(f"{Path(path).stem}: {kernels(text)} | {op_counts(text)}")
         sys.exit(0)
     sys.exit(main())

@@ -15,12 +15,12 @@ Four formulations of the same stacked step (`jax_backend.stacked_step`):
   latency-hiding scheduler. Exact too (the step is linear in the window sum), but it rewrites the
   band's border rows in a second pass.
 - `sharded-deep` exchanges less often: each device keeps its band with `DEPTH` extra rows of its
-  neighbours' above and below (ghost rows), receives those rows once every `DEPTH` steps, and in
-  between steps the whole extended band like one device's grid, with no communication. Each step
-  leaves one more ghost row stale, counted from the outside in, so after `DEPTH` steps the band
-  itself is still exact: the exchange's latency is paid once every `DEPTH` steps, and a step is
-  the one-device kernel, at the price of `2 x DEPTH` rows computed twice. The one that scales
-  (BENCHMARKS.md, "JAX on two GPUs").
+  neighbours' above and below (ghost rows), receives those rows at the start of each call and
+  once every `DEPTH` steps after, and in between steps the whole extended band like one device's
+  grid, with no communication. Each step leaves one more ghost row stale, counted from the outside
+  in, so after `DEPTH` steps the band itself is still exact: the exchange's latency is paid once
+  every `DEPTH` steps, and a step is the one-device kernel, at the price of `2 x DEPTH` rows
+  computed twice. The one that scales (BENCHMARKS.md, "JAX on two GPUs").
 
 Zeros beyond the grid's edges are the model's rule (neighbours outside the grid left out): the
 first band receives nothing from above, the last nothing from below, and `ppermute` fills what no
@@ -190,7 +190,7 @@ class JaxShardedOverlap(JaxSharded):
 
 
 #: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges:
-#: deep enough that the exchanges no longer count on two GPUs (results/h200-x2/jax-profile.txt).
+#: on two H200s 16 and 32 timed the same, 8 slower (results/h200-x2/jax-profile.txt).
 DEPTH = 32
 
 
@@ -211,7 +211,8 @@ def deep_step(uv, per_row, per_col, p: Parameters):
 
 def exchange_ghost_rows(uv, bands: int, depth: int):
     """The extended band with its ghost rows received: the neighbour above's last `depth` band rows
-    above, the neighbour below's first `depth` below (zeros beyond the grid's edges, as `exchange`)."""
+    above, the neighbour below's first `depth` below (zeros beyond the grid's edges, as `exchange`).
+    `depth` is at most a band's rows: the rows come from the next band only."""
     height = uv.shape[1] - 2 * depth
     down = [(i, i + 1) for i in range(bands - 1)]
     up = [(i + 1, i) for i in range(bands - 1)]
@@ -223,7 +224,8 @@ def exchange_ghost_rows(uv, bands: int, depth: int):
 
 @functools.partial(jax.jit, static_argnames=("p", "steps", "depth", "mesh"))
 def advance_deep(uv, count_factors, p: Parameters, steps: int, depth: int, mesh: Mesh):
-    """`steps` steps of the extended bands: an exchange, then up to `depth` steps with none."""
+    """`steps` steps of the extended bands, in blocks of `depth` steps and a last shorter one: each
+    block an exchange, then its steps with none (so every call begins with an exchange)."""
     bands = mesh.shape[AXIS]
 
     def run(band, per_row, per_col):
@@ -243,12 +245,15 @@ def advance_deep(uv, count_factors, p: Parameters, steps: int, depth: int, mesh:
 
 
 class JaxShardedDeep(JaxSharded):
-    """Each band with `depth` ghost rows each side, exchanged every `depth` steps (see the
-    module's docstring; `depth`: at most a band's rows, `DEPTH` by default)."""
+    """Each band with `depth` ghost rows each side, exchanged at the start of every call to
+    `advance` and every `depth` steps after (see the module's docstring; `depth`: 1 or more, capped
+    at a band's rows, `DEPTH` by default)."""
 
     formulation = "sharded-deep"
 
     def __init__(self, params: Parameters, rows: int, cols: int, devices=None, depth: int = DEPTH):
+        if depth < 1:
+            raise BackendError(f"ghost rows: depth {depth} is not a row count; use 1 or more (default {DEPTH})")
         Simulation.__init__(self, params, rows, cols)
         self.mesh = band_mesh(rows, devices)
         self.depth = min(depth, rows // self.mesh.size)
