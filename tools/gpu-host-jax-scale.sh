@@ -10,7 +10,7 @@
 #   sharded-overlap  the step reordered to overlap the exchange, latency-hiding scheduler (strong only)
 #   sharded-deep     32 ghost rows a side, exchanged every 32 steps (strong and weak)
 #   sharded-auto     NamedSharding alone, XLA inserts the communication (strong and weak)
-# Each point is a fresh process; about 28 points, 4 to 5 minutes in all. FORMULATIONS="..." runs some. SIZES="64 128" (with
+# Each point is a fresh process; about 28 points, 4 to 5 minutes in all. FORMULATIONS="..." checks and times only those. SIZES="64 128" (with
 # JAX_PLATFORMS=cpu XLA_FLAGS=--xla_force_host_platform_device_count=2) tries the script on a CPU.
 #
 # Writes $OUT/jax-scale.txt (everything printed) and $OUT/jax-scale/<rows>/scale-jax-<formulation>
@@ -24,6 +24,7 @@ if [ -f .gpuwheels/install-on-gpu-host.sh ]; then
   source .gpuwheels/install-on-gpu-host.sh >&2
 fi
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 XLA_PYTHON_CLIENT_PREALLOCATE=false
+export FORMULATIONS=${FORMULATIONS:-sharded sharded-overlap sharded-deep sharded-auto}
 (
   status=0
   echo "# JAX on one and two GPUs (tools/gpu-host-jax-scale.sh)"
@@ -32,6 +33,8 @@ export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 XLA_PYTHON_
   echo "gpus: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | paste -sd ';')"
   echo "## parity on all the GPUs here (256 x 383, 300 steps, dt 0.7, against the float64 reference)"
   python3 - <<'PY' || status=1
+import os
+
 import jax
 import numpy as np
 
@@ -42,7 +45,7 @@ from gs_course.parameters import Parameters
 params = Parameters(feed=0.03, kill=0.06, dt=0.7)
 ref_u, ref_v = reference_run(256, 383, 300, params)
 failed = False
-for formulation in ("sharded", "sharded-overlap", "sharded-deep", "sharded-auto"):
+for formulation in os.environ["FORMULATIONS"].split():
     sim = backends.create("jax", params, 256, 383, formulation)
     sim.advance(300)
     u, v = sim.fetch()
@@ -55,7 +58,7 @@ raise SystemExit(1 if failed else 0)
 PY
   for rows in ${SIZES:-8192 16384}; do
     mkdir -p "$out/jax-scale/$rows"
-    for formulation in ${FORMULATIONS:-sharded sharded-overlap sharded-deep sharded-auto}; do
+    for formulation in $FORMULATIONS; do
       modes="strong weak"
       [ "$formulation" = sharded-overlap ] && modes=strong
       echo "## jax/$formulation, $rows x $rows"

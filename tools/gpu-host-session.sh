@@ -63,14 +63,21 @@ step() { # step SECONDS GPUS NAME COMMAND...: one step of a chain, its files in 
   tail -n 15 "$out/$name.log"
 }
 
+suite() { # suite SECONDS GPU [VAR=value...]: the test suite as a step (the instructor check's own test
+  # and the notebooks' tests left out: the chains run the instructor check themselves)
+  local limit=$1 gpu=$2
+  shift 2
+  step "$limit" "$gpu" tests env "$@" bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
+    --ignore=tests/test_notebooks.py \
+    --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+}
+
 chain() { # the body of one chain, run in the background by `launch`
   out=$chains/$1/out  # outside the repository's copy, which `collect` does not pack
   mkdir -p "$out"
   case $1 in
     lesson0)
-      step 300 0 tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 8 \
-        -m "not packaging and not browser" --ignore=tests/test_notebooks.py \
-        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+      suite 300 0 GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy
       step 300 0 check13 python3 -m gs_course.cli instructor-check --summary "$out/check13/instructor-check.md" 1 3
       step 420 0 small4-13 env NOTEBOOKS="1 3" bash tools/gpu-host-small-gpu.sh 4 ;;
     lesson1)
@@ -84,9 +91,7 @@ chain() { # the body of one chain, run in the background by `launch`
       step 200 1 variants-calibration env LEGATE_CONFIG="--gpus 1 --cpus 2 --sysmem 4000 --fbmem 8000" \
         python3 tools/gpu-host-cupynumeric-variants.py 1080 1920 20
       wait
-      step 400 0 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
-        --ignore=tests/test_notebooks.py \
-        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests ;;
+      suite 400 0 ;;
     scale)
       step 330 0,1 legate-scale bash tools/gpu-host-scale.sh
       step 300 0,1 jax-scale bash tools/gpu-host-jax-scale.sh ;;
@@ -106,9 +111,7 @@ chain() { # the body of one chain, run in the background by `launch`
       # shellcheck disable=SC2016
       step 330 0 bench bash -c 'bash tools/gpu-host-measure.sh bench bench --budget 5 --out "$OUT"' ;;
     final1) # and on GPU 1
-      step 200 1 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
-        --ignore=tests/test_notebooks.py \
-        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+      suite 200 1
       step 150 1 check2 python3 -m gs_course.cli instructor-check --summary "$out/check2/instructor-check.md" 2
       step 150 1 executed2 env GS_COURSE_SIZE=full python3 tools/gpu-host-execute.py solutions/2_*.ipynb
       step 200 1 small4-123 env NOTEBOOKS="1 2 3" bash tools/gpu-host-small-gpu.sh 4
@@ -123,10 +126,7 @@ chain() { # the body of one chain, run in the background by `launch`
     # shellcheck disable=SC2016
     benchcn) step 300 0 bench-cupynumeric bash -c 'bash tools/gpu-host-measure.sh bench bench --only cupynumeric/ --budget 35 --repeats 1 --out "$OUT"' ;;
     check0) step 400 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 1 2 3 4 ;;
-    tests1)
-      step 400 1 tests bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
-        --ignore=tests/test_notebooks.py \
-        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests ;;
+    tests1) suite 400 1 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
