@@ -8,9 +8,10 @@ has no arrays of its own. Here it launches on CuPy's arrays and on a CuPy stream
 routes run the same kernel on the same data in the same queue and one pair of CUDA events times
 each: the only difference measured is who compiled and who launched.
 
-Releases up to 0.3 export the API from `cuda.core.experimental`, later ones from `cuda.core`:
-both are tried. Without a GPU or without cuda.core, `unavailable()` says why in one line and
-nothing is imported.
+Older releases export the API from `cuda.core.experimental`, newer ones from `cuda.core`: both
+are tried (either way `launch(stream, config, kernel, *arguments)`, the signature since 0.2).
+Without a GPU or without cuda.core, `unavailable()` says why in one line and imports nothing of
+CUDA's.
 """
 
 from __future__ import annotations
