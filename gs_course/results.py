@@ -187,6 +187,15 @@ def cupy_output(results: dict) -> str:
             f"{timed[0][1]['formulation']} kernel with its images written {'; '.join(parts)}.")
 
 
+def cupy_kernel_variants(text: str) -> str:
+    """The CuPy tutorial's kernel variants: the first section of results/<machine>/cupy-topics.txt
+    (each kernel's time a step, as a CUDA graph), with the run's GPU, commit and date."""
+    fields = dict(re.findall(r"(commit|date|GPU): ([^;\n]+)", text))
+    gpu = fields["GPU"].split(",")[0]
+    section = text.split("\n## ")[1].split("\n\n")[0].splitlines()
+    return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, commit {fields['commit']}, "
+                      f"`results/{measure.machine_name(gpu)}/cupy-topics.txt`):", "", "```", *section[1:], "```"])
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
@@ -195,6 +204,7 @@ RENDERERS = {
     "bench-targets": (lambda machine: bench.load(_path(machine, "bench.json")), bench_targets),
     "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
     "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
+    "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
 }
 
 
