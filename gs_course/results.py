@@ -132,12 +132,79 @@ def bench_targets(results: dict) -> str:
     return "\n".join(rows)
 
 
+#: The CuPy tutorial's names of gs_course's CuPy formulations, slowest to fastest.
+CUPY_FORMULATIONS = {
+    "slices": "NumPy-style slices (about forty kernels a step)",
+    "elementwise": "the whole step in one `ElementwiseKernel`",
+    "raw": "one `RawKernel` a step, one thread a cell",
+    "graph": "the same, an image's launches replayed as a CUDA graph",
+    "strip": "the strip kernel as a graph (a thread walks down a column)",
+}
+
+
+def _cupy_cases(results: dict) -> dict[tuple[str, str], dict]:
+    """The CuPy entries that ran, by (formulation, mode)."""
+    return {(e["formulation"], e["mode"]): e for e in results["cases"]
+            if e["backend"] == "cupy" and e.get("status") == "ok"}
+
+
+def cupy_formulations(results: dict) -> str:
+    """The CuPy tutorial's table: each CuPy formulation's time a step in the course benchmark, and
+    one pass through memory (the step's bytes at the GPU's own copy rate)."""
+    prov = results["provenance"]
+    workload = measure.Workload.from_dict(results["workload"])
+    cases = _cupy_cases(results)
+    rows = [f"The course benchmark on one {prov['gpu']} ({prov['date'][:10]}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/bench.json`), {workload.grid}, {workload.steps:,} steps:", "",
+            "| CuPy formulation | a step | the whole run |", "|---|---|---|"]
+    for formulation, label in CUPY_FORMULATIONS.items():
+        entry = cases.get((formulation, "compute"))
+        if entry:
+            star = " *" if entry["extrapolated"] else ""
+            rows.append(f"| {label} | {entry['seconds'] / workload.steps * 1e6:,.1f} us | {bench._seconds(entry)}{star} |")
+    if results["floor_s"]:
+        rows.append(f"| one pass through memory: U and V read, U and V written, at the GPU's copy rate "
+                    f"({results['device_copy_gbps']:,.0f} GB/s) | {results['floor_s'] / workload.steps * 1e6:,.1f} us | "
+                    f"{results['floor_s']:.2f} s |")
+    if any(e["extrapolated"] for e in cases.values()):
+        rows += ["", "\\* extrapolated from the images timed within the run's time budget."]
+    return "\n".join(rows)
+
+
+def cupy_output(results: dict) -> str:
+    """The CuPy tutorial's line on overlapped output: the fastest CuPy formulation with its images
+    written in line and by a second thread, against writing the images alone."""
+    workload = measure.Workload.from_dict(results["workload"])
+    alone = bench._write_alone_s(results)
+    cases = _cupy_cases(results)
+    timed = [(mode, entry) for (_, mode), entry in cases.items() if mode.startswith("output")]
+    if not alone or not timed:
+        return "The course benchmark did not time CuPy's output here."
+    parts = [f"{mode.removeprefix('output ')} {bench._seconds(entry)}, {entry['seconds'] / alone:.2f} times writing alone"
+             for mode, entry in timed]
+    return (f"In the course benchmark (`results/{measure.machine_name(results['provenance']['gpu'])}/bench.json`), "
+            f"writing its {workload.images:,} images alone took {measure.format_seconds(alone)}; the "
+            f"{timed[0][1]['formulation']} kernel with its images written {'; '.join(parts)}.")
+
+
+def cupy_kernel_variants(text: str) -> str:
+    """The CuPy tutorial's kernel variants: the first section of results/<machine>/cupy-topics.txt
+    (each kernel's time a step, as a CUDA graph), with the run's GPU, commit and date."""
+    fields = dict(re.findall(r"(commit|date|GPU): ([^;\n]+)", text))
+    gpu = fields["GPU"].split(",")[0]
+    section = text.split("\n## ")[1].split("\n\n")[0].splitlines()
+    return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, commit {fields['commit']}, "
+                      f"`results/{measure.machine_name(gpu)}/cupy-topics.txt`):", "", "```", *section[1:], "```"])
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
     "bench-quick-summary": (lambda machine: bench.load(_path(machine, "bench-quick.json")), bench_summary),
     "bench-headline": (lambda machine: bench.load(_path(machine, "bench.json")), bench_headline),
     "bench-targets": (lambda machine: bench.load(_path(machine, "bench.json")), bench_targets),
+    "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
+    "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
+    "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
 }
 
 
