@@ -152,11 +152,15 @@ def synthesis_routes(results: dict) -> str:
             "from the images timed):", "",
             "| library | NumPy-style slices | its fastest formulation | slices / fastest |", "|---|---|---|---|"]
     for backend, label in SYNTHESIS_LIBRARIES.items():
+        if f"{backend}/slices" not in ok:
+            rows.append(f"| {label} | not measured | | |")
+            continue
         slices, best = ok[f"{backend}/slices"], fastest[backend]
         rows.append(f"| {label} | {bench._seconds(slices)}{star(slices)} | {best['formulation']}: "
                     f"{bench._seconds(best)}{star(best)} | {_ratio(slices['seconds'] / best['seconds'])} |")
-    numpy = ok["numpy/slices"]
-    rows.append(f"| NumPy, on that host's CPU | {bench._seconds(numpy)}{star(numpy)} | | |")
+    if "numpy/slices" in ok:
+        numpy = ok["numpy/slices"]
+        rows.append(f"| NumPy, on that host's CPU | {bench._seconds(numpy)}{star(numpy)} | | |")
     school = [f"{label} {seconds} s" for name, (seconds, label) in bench.A100.items() if not name.startswith("numpy/")]
     cpu_seconds = bench.A100["numpy/slices"][0]
     rows += ["", "The school's own figures for the same workload, from the original course's table "
@@ -201,14 +205,28 @@ def synthesis_two_gpus(measured: list[tuple[str, str, dict]]) -> str:
     return "\n".join(rows)
 
 
+def _launches(kernels: list[dict]) -> str:
+    """'spot_mass: 8640 blocks; cub::DeviceFixedSizeSegmentedReduceKernel: 8 blocks': each kernel
+    and its blocks, in the order first launched, with how many launches where there were several."""
+    counts: dict[tuple[str, int], int] = {}
+    for kernel in kernels:
+        name = kernel["kernel"].removeprefix("void ").split("<")[0]
+        counts[name, kernel["blocks"]] = counts.get((name, kernel["blocks"]), 0) + 1
+    return "; ".join(f"`{name}`: {blocks:,} block{'s' * (blocks != 1)}{f', {n} launches' if n > 1 else ''}"
+                     for (name, blocks), n in counts.items())
+
+
 def synthesis_reductions(results: dict) -> str:
-    """The synthesis's reductions timed on a batch of the full-size run (results/<machine>/synthesis-reductions.json)."""
+    """The synthesis's reductions timed on a batch of the full-size run, with the kernels each one
+    launched and their blocks (counted by Nsight Compute): results/<machine>/synthesis-reductions.json."""
     prov = results["provenance"]
     rows = [f"On one {prov['gpu']} ({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/"
             f"synthesis-reductions.json`), a batch of {results['images']} images of {results['rows']} x "
-            f"{results['cols']}, on a GPU of {results['multiprocessors']} multiprocessors (median of the repeats):", "",
-            "| reduction | GPU time |", "|---|---|"]
-    rows += [f"| {t['case']} | {measure.format_seconds(t['median_s'])} |" for t in results["timings"]]
+            f"{results['cols']}, on a GPU of {results['multiprocessors']} multiprocessors (GPU time, median of "
+            "the repeats; the kernels of one call and their blocks, as Nsight Compute counted them):", "",
+            "| reduction | GPU time | kernels launched |", "|---|---|---|"]
+    rows += [f"| {t['case']} | {measure.format_seconds(t['median_s'])} | {_launches(t['kernels'])} |"
+             for t in results["timings"]]
     return "\n".join(rows)
 
 
