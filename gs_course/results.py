@@ -21,7 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import bench, measure, transfer
+from . import bench, measure, scale, transfer
 
 DOCUMENTS = ("README.md", "BENCHMARKS.md", "docs/satellite-sites.md")
 BLOCK = re.compile(r"(<!-- results: (?P<name>[\w-]+) (?P<machine>[\w-]+) -->\n)(?P<body>.*?)(<!-- /results -->)",
@@ -196,6 +196,114 @@ def cupy_kernel_variants(text: str) -> str:
     return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, commit {fields['commit']}, "
                       f"`results/{measure.machine_name(gpu)}/cupy-topics.txt`):", "", "```", *section[1:], "```"])
 
+
+# --- The synthesis (session 4) --------------------------------------------------------------------
+
+#: The three libraries of the day, each with the formulation the student writes first (NumPy-style slices).
+SYNTHESIS_LIBRARIES = {"cupy": "CuPy", "cupynumeric": "cuPyNumeric", "jax": "JAX"}
+
+
+def synthesis_routes(results: dict) -> str:
+    """The synthesis's table of the three routes on the course's GPU (NumPy-style slices against
+    each library's fastest formulation), then the school's own figures beside it, labelled as the
+    school's: its programs, on its A100 and CPU, were not run by this course."""
+    prov = results["provenance"]
+    workload = measure.Workload.from_dict(results["workload"])
+    ok = {e["name"]: e for e in results["cases"] if e.get("status") == "ok" and e["mode"] == "compute"}
+    fastest = _fastest(list(ok.values()))
+    star = lambda e: "*" if e["extrapolated"] else ""  # noqa: E731
+    rows = [f"The course benchmark ({workload.steps:,} steps on {workload.grid}) on one {prov['gpu']} "
+            f"({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/bench.json`; * extrapolated "
+            "from the images timed):", "",
+            "| library | NumPy-style slices | its fastest formulation | slices / fastest |", "|---|---|---|---|"]
+    for backend, label in SYNTHESIS_LIBRARIES.items():
+        if f"{backend}/slices" not in ok:
+            rows.append(f"| {label} | not measured | | |")
+            continue
+        slices, best = ok[f"{backend}/slices"], fastest[backend]
+        rows.append(f"| {label} | {bench._seconds(slices)}{star(slices)} | {best['formulation']}: "
+                    f"{bench._seconds(best)}{star(best)} | {_ratio(slices['seconds'] / best['seconds'])} |")
+    if "numpy/slices" in ok:
+        numpy = ok["numpy/slices"]
+        rows.append(f"| NumPy, on that host's CPU | {bench._seconds(numpy)}{star(numpy)} | | |")
+    school = [f"{label} {seconds} s" for name, (seconds, label) in bench.A100.items() if not name.startswith("numpy/")]
+    cpu_seconds = bench.A100["numpy/slices"][0]
+    rows += ["", "The school's own figures for the same workload, from the original course's table "
+             f"(its own programs, not run by this course): on an A100, {', '.join(school)}; on the CPU, "
+             f"the best program of its CPU day (day 5), {cpu_seconds} s. Side by side, not like for like: other programs, "
+             "another GPU."]
+    return "\n".join(rows)
+
+
+def _ratio(ratio: float) -> str:
+    return f"{ratio:.0f}" if ratio >= 10 else f"{ratio:.1f}"
+
+
+#: The two-GPU measurements the synthesis quotes: (label, file under results/<machine>/).
+SYNTHESIS_TWO_GPUS = (
+    ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/8192/scale-cupynumeric-slices.json"),
+    ("cuPyNumeric, `convolve`", "cupynumeric-scale/8192/scale-cupynumeric-convolve.json"),
+    ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/8192/scale-cupynumeric-task.json"),
+    ("JAX, `shard_map` with deep halos, 32 steps a call", "jax-scale/8192/scale-jax-sharded-deep.json"),
+    ("JAX, `shard_map` with deep halos, 128 steps a call", "jax-scale-128/8192/scale-jax-sharded-deep.json"),
+    ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/1080/scale-cupynumeric-slices.json"),
+    ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/1080/scale-cupynumeric-task.json"),
+)
+
+
+def _two_gpu_results(machine: str) -> list[tuple[str, str, dict]]:
+    return [(label, name, measure.load(_path(machine, name), scale.KIND)) for label, name in SYNTHESIS_TWO_GPUS]
+
+
+def synthesis_two_gpus(measured: list[tuple[str, str, dict]]) -> str:
+    """The synthesis's table of one against two GPUs (strong scaling: the same grid on both)."""
+    gpu = measured[0][2]["provenance"]["gpu"]
+    machine = measure.machine_name(gpu)
+    rows = [f"One grid on one and on two {gpu} of one host (strong scaling, `gs-course scale`; files under "
+            f"`results/{machine}-x2/`):", "",
+            "| formulation | grid | ms a step, 1 GPU | 2 GPUs | speed-up |", "|---|---|---|---|---|"]
+    for label, _, result in measured:
+        strong = {p["devices"]: p for p in scale.speedups(result) if p["mode"] == "strong"}
+        one, two = strong[1], strong[2]
+        rows.append(f"| {label} | {one['rows']} x {one['cols']} | {one['step_s'] * 1e3:.3g} | "
+                    f"{two['step_s'] * 1e3:.3g} | {two['ratio']:.2f} |")
+    return "\n".join(rows)
+
+
+def _launches(kernels: list[dict]) -> str:
+    """'spot_mass: 8640 blocks; cub::DeviceFixedSizeSegmentedReduceKernel: 8 blocks': each kernel
+    and its blocks, in the order first launched, with how many launches where there were several."""
+    counts: dict[tuple[str, int], int] = {}
+    for kernel in kernels:
+        name = kernel["kernel"].removeprefix("void ").split("<")[0]
+        counts[name, kernel["blocks"]] = counts.get((name, kernel["blocks"]), 0) + 1
+    return "; ".join(f"`{name}`: {blocks:,} block{'s' * (blocks != 1)}{f', {n} launches' if n > 1 else ''}"
+                     for (name, blocks), n in counts.items())
+
+
+def synthesis_reductions(results: dict) -> str:
+    """The synthesis's reductions timed on a batch of the full-size run, with the kernels each one
+    launched and their blocks (counted by Nsight Compute): results/<machine>/synthesis-reductions.json."""
+    prov = results["provenance"]
+    rows = [f"On one {prov['gpu']} ({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/"
+            f"synthesis-reductions.json`), a batch of {results['images']} images of {results['rows']} x "
+            f"{results['cols']}, on a GPU of {results['multiprocessors']} multiprocessors (GPU time, median of "
+            "the repeats; the kernels of one call and their blocks, as Nsight Compute counted them):", "",
+            "| reduction | GPU time | kernels launched |", "|---|---|---|"]
+    rows += [f"| {t['case']} | {measure.format_seconds(t['median_s'])} | {_launches(t['kernels'])} |"
+             for t in results["timings"]]
+    return "\n".join(rows)
+
+
+def synthesis_deciles(results: dict) -> str:
+    """The deciles of V over every cell of a full-size batch, and over its spots only."""
+    edges = lambda name: " ".join(f"{e:.3g}" for e in results[name])  # noqa: E731
+    return (f"The batch of {results['images']} images of {results['rows']} x {results['cols']} of the full-size run "
+            f"(`results/{measure.machine_name(results['provenance']['gpu'])}/synthesis-reductions.json`): its "
+            f"deciles of V over every cell are {edges('deciles_of_every_cell')}; over its spots, "
+            f"{results['spot_fraction']:.1%} of the cells, {edges('deciles_of_the_spots')}.")
+
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
@@ -205,6 +313,12 @@ RENDERERS = {
     "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
     "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
     "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
+    "synthesis-routes": (lambda machine: bench.load(_path(machine, "bench.json")), synthesis_routes),
+    "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
+    "synthesis-reductions": (lambda machine: measure.load(_path(machine, "synthesis-reductions.json"),
+                                                          "synthesis-reductions"), synthesis_reductions),
+    "synthesis-deciles": (lambda machine: measure.load(_path(machine, "synthesis-reductions.json"),
+                                                       "synthesis-reductions"), synthesis_deciles),
 }
 
 
