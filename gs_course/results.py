@@ -174,28 +174,33 @@ def cupynumeric_variants(found: dict) -> str:
             f"`{found['file']}`).")
 
 
-def _cupynumeric_scale(machine: str) -> dict[tuple[str, int], dict]:
-    """The one- and two-GPU results of each cuPyNumeric formulation, by (formulation, rows)."""
+def _cupynumeric_scale(machine: str) -> dict:
+    """The one- and two-GPU results of each cuPyNumeric formulation, by (formulation, rows), and
+    the folder they are in (results/<machine>/cupynumeric-scale/)."""
     folder = _path(machine, "cupynumeric-scale")
-    return {(formulation, rows): measure.load(folder / str(rows) / f"scale-cupynumeric-{formulation}.json", scale.KIND)
-            for rows in (8192, 1080) for formulation in ("slices", "convolve", "task")}
+    return {"folder": f"results/{machine}/cupynumeric-scale/",
+            "results": {(formulation, rows): measure.load(folder / str(rows) / f"scale-cupynumeric-{formulation}.json",
+                                                          scale.KIND)
+                        for rows in (8192, 1080) for formulation in ("slices", "convolve", "task")}}
 
 
 def cupynumeric_scale(found: dict) -> str:
     """Tutorial 2's two-GPU table: ms a step on one and two GPUs, the strong speed-up, the weak efficiency."""
     rows = ["| formulation | grid | 1 GPU | 2 GPUs | speed-up | weak scaling (twice the rows on 2) |",
             "|---|---|---|---|---|---|"]
-    for (formulation, _), result in found.items():
+    for result in found["results"].values():
         points = {(p["mode"], p["devices"]): p for p in scale.speedups(result)}
         one, two = points["strong", 1], points["strong", 2]
         weak = points.get(("weak", 2))
         efficiency = f"{weak['ratio']:.0%}" if weak else "not measured"
-        rows.append(f"| `{formulation}` | {result['rows']} x {result['cols']} | {one['step_s'] * 1e3:.3f} ms | "
+        rows.append(f"| `{result['formulation']}` | {result['rows']} x {result['cols']} | {one['step_s'] * 1e3:.3f} ms | "
                     f"{two['step_s'] * 1e3:.3f} ms | {two['ratio']:.2f}x | {efficiency} |")
-    prov = next(iter(found.values()))["provenance"]
-    return "\n".join(rows + ["", f"({prov['gpu_count']} x {prov['gpu']}, {prov['date'][:10]}, commit {prov['commit']}, "
-                                  "`results/h200-x2/cupynumeric-scale/`; medians of the repeats.)"])
-
+    provenances = [result["provenance"] for result in found["results"].values()]
+    commits = ", ".join(sorted({prov["commit"] for prov in provenances}))
+    dates = ", ".join(sorted({prov["date"][:10] for prov in provenances}))
+    first = provenances[0]
+    return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, commit {commits}, "
+                                  f"`{found['folder']}`; medians of the repeats.)"])
 
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
