@@ -193,8 +193,8 @@ def cupynumeric_scale(found: dict) -> str:
         one, two = points["strong", 1], points["strong", 2]
         weak = points.get(("weak", 2))
         efficiency = f"{weak['ratio']:.0%}" if weak else "not measured"
-        rows.append(f"| `{result['formulation']}` | {result['rows']} x {result['cols']} | {one['step_s'] * 1e3:.3f} ms | "
-                    f"{two['step_s'] * 1e3:.3f} ms | {two['ratio']:.2f}x | {efficiency} |")
+        rows.append(f"| `{result['formulation']}` | {result['rows']} x {result['cols']} | "
+                    f"{one['step_s'] * 1e3:.3f} ms | {two['step_s'] * 1e3:.3f} ms | {two['ratio']:.2f}x | {efficiency} |")
     provenances = [result["provenance"] for result in found["results"].values()]
     commits = ", ".join(sorted({prov["commit"] for prov in provenances}))
     dates = ", ".join(sorted({prov["date"][:10] for prov in provenances}))
