@@ -304,6 +304,78 @@ def synthesis_deciles(results: dict) -> str:
             f"{results['spot_fraction']:.1%} of the cells, {edges('deciles_of_the_spots')}.")
 
 
+# --- The cuPyNumeric tutorial (session 2) ---------------------------------------------------------
+
+def cupynumeric_steps(results: dict) -> str:
+    """Tutorial 2's table: a step of each cuPyNumeric formulation of the benchmark beside the
+    course's CUDA kernel (`cupy/strip`), from one benchmark file."""
+    prov = results["provenance"]
+    cases = {c["name"]: c for c in results["cases"] if c.get("status") == "ok" and c["mode"] == "compute"}
+    kernel = cases["cupy/strip"]
+    rows = [f"On one {prov['gpu']} ({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/bench.json`, "
+            f"{measure.Workload.from_dict(results['workload']).grid}, arrays of Legate's own):", "",
+            "| formulation | a step | times the CUDA kernel's |", "|---|---|---|"]
+    for name in ("cupynumeric/slices", "cupynumeric/convolve", "cupynumeric/task", "cupy/strip"):
+        if name in cases:
+            case = cases[name]
+            rows.append(f"| `{name}` | {measure.format_seconds(case['us_per_step'] * 1e-6)} | "
+                        f"{case['us_per_step'] / kernel['us_per_step']:,.0f} |")
+    return "\n".join(rows)
+
+
+#: A line of tools/gpu-host-cupynumeric-variants.py's output: a way of writing the step, its median.
+_VARIANT = re.compile(r"^  (?P<way>\S.*?)\s{2,}(?P<ms>[\d.]+) ms a step", re.M)
+
+
+def _variants(machine: str) -> dict:
+    """ms a step of each way of writing the step, under the course's settings, for arrays attached
+    and arrays of Legate's own (results/<machine>/cupynumeric-variants.md)."""
+    text = _path(machine, "cupynumeric-variants.md").read_text()
+    course = text.split("## course settings", 1)[1].split("\n## ", 1)[0]
+    attached, own = course.split("arrays Legate's own", 1)
+    return {"file": f"results/{machine}/cupynumeric-variants.md", "grid": re.search(r"(\d+ x \d+)", course)[1],
+            "attached": [float(m["ms"]) for m in _VARIANT.finditer(attached)],
+            "own": [float(m["ms"]) for m in _VARIANT.finditer(own)]}
+
+
+def cupynumeric_variants(found: dict) -> str:
+    """Tutorial 2's sentence on attached arrays: the range of the ways of writing the step, each kind."""
+    def span(times: list[float]) -> str:
+        return f"{min(times):.1f} to {max(times):.1f} ms a step"
+
+    return (f"{len(found['own'])} ways of writing the step took {span(found['attached'])} with arrays attached "
+            f"to NumPy's buffers, and {span(found['own'])} with arrays of Legate's own ({found['grid']}, "
+            f"`{found['file']}`).")
+
+
+def _cupynumeric_scale(machine: str) -> dict:
+    """The one- and two-GPU results of each cuPyNumeric formulation, by (formulation, rows), and
+    the folder they are in (results/<machine>/cupynumeric-scale/)."""
+    folder = _path(machine, "cupynumeric-scale")
+    return {"folder": f"results/{machine}/cupynumeric-scale/",
+            "results": {(formulation, rows): measure.load(folder / str(rows) / f"scale-cupynumeric-{formulation}.json",
+                                                          scale.KIND)
+                        for rows in (8192, 1080) for formulation in ("slices", "convolve", "task")}}
+
+
+def cupynumeric_scale(found: dict) -> str:
+    """Tutorial 2's two-GPU table: ms a step on one and two GPUs, the strong speed-up, the weak efficiency."""
+    rows = ["| formulation | grid | 1 GPU | 2 GPUs | speed-up | weak scaling (twice the rows on 2) |",
+            "|---|---|---|---|---|---|"]
+    for result in found["results"].values():
+        points = {(p["mode"], p["devices"]): p for p in scale.speedups(result)}
+        one, two = points["strong", 1], points["strong", 2]
+        weak = points.get(("weak", 2))
+        efficiency = f"{weak['ratio']:.0%}" if weak else "not measured"
+        rows.append(f"| `{result['formulation']}` | {result['rows']} x {result['cols']} | "
+                    f"{one['step_s'] * 1e3:.3f} ms | {two['step_s'] * 1e3:.3f} ms | {two['ratio']:.2f}x | {efficiency} |")
+    provenances = [result["provenance"] for result in found["results"].values()]
+    commits = ", ".join(sorted({prov["commit"] for prov in provenances}))
+    dates = ", ".join(sorted({prov["date"][:10] for prov in provenances}))
+    first = provenances[0]
+    return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, commit {commits}, "
+                                  f"`{found['folder']}`; medians of the repeats.)"])
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
@@ -319,6 +391,9 @@ RENDERERS = {
                                                           "synthesis-reductions"), synthesis_reductions),
     "synthesis-deciles": (lambda machine: measure.load(_path(machine, "synthesis-reductions.json"),
                                                        "synthesis-reductions"), synthesis_deciles),
+    "cupynumeric-steps": (lambda machine: bench.load(_path(machine, "bench.json")), cupynumeric_steps),
+    "cupynumeric-variants": (_variants, cupynumeric_variants),
+    "cupynumeric-scale": (_cupynumeric_scale, cupynumeric_scale),
 }
 
 
