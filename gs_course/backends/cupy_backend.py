@@ -9,6 +9,9 @@ Five formulations, slowest to fastest, each one lesson:
 - `strip`: each thread walks down a strip of a column, keeping row sums in registers: a third
   of the loads. Nsight Compute showed `raw` limited by its loads, not by memory bandwidth (the
   33 MB working set mostly stays in the GPU's L2 cache); this one runs 1.4 times faster.
+- `multistep`: several steps a launch, each block advancing its tile and a halo in shared memory
+  with the strip kernel's row sums (temporal_blocking.py): memory is crossed once a launch,
+  not once a step, against the halo's cells computed twice.
 Measured on an H200: results/h200/tune.txt.
 """
 
@@ -24,6 +27,7 @@ from ..model import initial_state
 from ..parameters import STENCIL, Parameters
 from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
+from .temporal_blocking import Blocking, launch_depths
 
 NAME = "cupy"
 
@@ -225,10 +229,18 @@ class _DoubleBuffered(Simulation):
     def _launch(self, u, v, u_next, v_next) -> None:
         """Queue one step that reads (u, v) and writes (u_next, v_next)."""
 
+    def _launches(self, steps: int) -> list[int]:
+        """The steps of each launch that advances `steps`: one each, unless a kernel fuses several."""
+        return [1] * steps
+
+    def _launch_steps(self, u, v, u_next, v_next, steps: int) -> None:
+        """Queue one launch of `steps` steps (one, unless `_launches` fuses several)."""
+        self._launch(u, v, u_next, v_next)
+
     def _advance(self, steps: int) -> None:
-        for _ in range(steps):
+        for launch in self._launches(steps):
             (u, v), (u_next, v_next) = self._pairs[self._current], self._pairs[1 - self._current]
-            self._launch(u, v, u_next, v_next)
+            self._launch_steps(u, v, u_next, v_next, launch)
             self._current = 1 - self._current
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
@@ -305,7 +317,7 @@ class CupyGraph(CupyRaw):
                 super()._advance(steps)  # recorded, not run
                 graph = self._graphs[(steps, start)] = self._stream.end_capture()
             graph.launch(self._stream)
-        self._current = (start + steps) % 2
+        self._current = (start + len(self._launches(steps))) % 2
 
 
 class CupyStrip(CupyGraph):
@@ -327,6 +339,57 @@ class CupyStrip(CupyGraph):
         launch_strip(u, v, u_next, v_next, self._scalars, self.strips)
 
 
+#: The fused kernel's shape; the depth and tile are to be set from tools/gpu-host-multistep.sh's
+#: sweep on the H200 (not yet measured).
+BLOCKING = Blocking()
+
+
+@functools.cache
+def fused_kernel(blocking: Blocking) -> cupy.RawKernel:
+    """gray_scott_fused for the blocking's tile and halo (the depth and threads are the launch's),
+    allowed the dynamic shared memory its region needs (over 48 KB needs asking)."""
+    kernel = cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_fused", options=blocking.compile_options())
+    kernel.compile()
+    kernel.max_dynamic_shared_size_bytes = blocking.shared_bytes
+    return kernel
+
+
+def _kernel_shape(blocking: Blocking) -> Blocking:
+    """The blocking with what the compiled kernel does not depend on set to defaults: one kernel
+    serves every depth and thread shape."""
+    return Blocking(blocking.tile_cols, blocking.tile_rows, blocking.halo, threads=(1, 1))
+
+
+def launch_fused(u, v, u_next, v_next, step_scalars: tuple, steps: int, blocking: Blocking = BLOCKING) -> None:
+    """Queue one launch of the fused kernel: `steps` (1 to blocking.halo) steps from (u, v) to
+    (u_next, v_next)."""
+    kernel = fused_kernel(_kernel_shape(blocking))
+    kernel(blocking.grid(*u.shape), blocking.threads, (u, v, u_next, v_next, *step_scalars, np.int32(steps)),
+           shared_mem=blocking.shared_bytes)
+
+
+class CupyMultistep(CupyGraph):
+    """`blocking.depth` steps a launch on tiles with a halo in shared memory (a shorter last launch
+    where the depth does not divide the steps), replayed as a graph."""
+
+    formulation = "multistep"
+    blocking = BLOCKING
+
+    def __init__(self, params: Parameters, rows: int, cols: int, blocking: Blocking | None = None):
+        if blocking is not None:
+            self.blocking = blocking
+        super().__init__(params, rows, cols)
+
+    def _compile(self) -> None:
+        fused_kernel(_kernel_shape(self.blocking))
+
+    def _launches(self, steps: int) -> list[int]:
+        return launch_depths(steps, self.blocking.depth)
+
+    def _launch_steps(self, u, v, u_next, v_next, steps: int) -> None:
+        launch_fused(u, v, u_next, v_next, self._scalars, steps, self.blocking)
+
+
 FORMULATIONS = {cls.formulation: cls
-                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip)}
+                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip, CupyMultistep)}
 DEFAULT_FORMULATION = FASTEST = "strip"

@@ -1,6 +1,7 @@
-// The school's Gray-Scott step in CUDA, two ways: one thread a cell (CuPy's `elementwise`, `raw`
-// and `graph` formulations), and one thread a strip of a column (CuPy's `strip`, and
-// cuPyNumeric's `task` formulation on a GPU). At the end, three variants that the CuPy tutorial
+// The school's Gray-Scott step in CUDA, three ways: one thread a cell (CuPy's `elementwise`, `raw`
+// and `graph` formulations), one thread a strip of a column (CuPy's `strip`, and cuPyNumeric's
+// `task` formulation on a GPU), and several steps per launch on tiles in shared memory (CuPy's
+// `multistep`, at the end of the file). In between, three variants that the CuPy tutorial
 // measures against these: threads mapped across rows (coalescing), a tile in shared memory, and
 // the stencil and parameters in constant memory.
 
@@ -208,4 +209,96 @@ extern "C" __global__ void gray_scott_step_constant(
     }
     const StepConstants& p = step_constants;
     gray_scott_update(uc, vc, lu, lv, p.du, p.dv, p.feed, p.kill, p.dt, u_next + cell, v_next + cell);
+}
+
+// Several steps per launch (CuPy's `multistep`; temporal_blocking.py explains the scheme and holds
+// the same index arithmetic in Python, tested against the model on a CPU). A block copies its
+// region (its FUSED_TILE_ROWS x FUSED_TILE_COLS tile and a halo of FUSED_HALO cells, zero outside
+// the grid) into shared memory, advances it `steps` <= FUSED_HALO steps there, each step on a
+// region one cell narrower on every side, and writes the tile's cells of the last step to memory.
+#ifndef FUSED_TILE_COLS
+#define FUSED_TILE_COLS 112
+#endif
+#ifndef FUSED_TILE_ROWS
+#define FUSED_TILE_ROWS 48
+#endif
+#ifndef FUSED_HALO
+#define FUSED_HALO 8
+#endif
+#define FUSED_REGION_COLS (FUSED_TILE_COLS + 2 * FUSED_HALO)
+#define FUSED_REGION_ROWS (FUSED_TILE_ROWS + 2 * FUSED_HALO)
+#define FUSED_REGION_CELLS (FUSED_REGION_COLS * FUSED_REGION_ROWS)
+
+// The sum of the cells (r, c - 1), (r, c), (r, c + 1) of a region in shared memory, whose cells
+// outside the grid hold zero; *centre gets (r, c).
+__device__ __forceinline__ float region_row_sum(const float* a, int r, int c, float* centre)
+{
+    const float* line = a + r * FUSED_REGION_COLS + c;
+    *centre = line[0];
+    return line[-1] + line[0] + line[1];
+}
+
+// Launched on blocks of any shape, with 4 * FUSED_REGION_CELLS floats of dynamic shared memory:
+// U and V of even steps, then U and V of odd steps.
+extern "C" __global__ void gray_scott_fused(
+    const float* __restrict__ u, const float* __restrict__ v,
+    float* __restrict__ u_next, float* __restrict__ v_next,
+    int rows, int cols, float du, float dv, float feed, float kill, float dt, int steps)
+{
+    extern __shared__ float region[];
+    const int top = blockIdx.y * FUSED_TILE_ROWS - FUSED_HALO, left = blockIdx.x * FUSED_TILE_COLS - FUSED_HALO;
+    // The ring of the region that a launch of fewer than FUSED_HALO steps does not need.
+    const int unused = FUSED_HALO - steps;
+    const int threads = blockDim.x * blockDim.y, me = threadIdx.y * blockDim.x + threadIdx.x;
+    const int load_rows = FUSED_REGION_ROWS - 2 * unused, load_cols = FUSED_REGION_COLS - 2 * unused;
+    for (int k = me; k < load_rows * load_cols; k += threads) {
+        const int r = unused + k / load_cols, c = unused + k % load_cols;
+        const int row = top + r, col = left + c, at = r * FUSED_REGION_COLS + c;
+        if (row >= 0 && row < rows && col >= 0 && col < cols) {
+            region[at] = u[row * cols + col];
+            region[FUSED_REGION_CELLS + at] = v[row * cols + col];
+        } else {  // absent at every step: zero in both buffers, never written
+#pragma unroll
+            for (int array = 0; array < 4; ++array) region[array * FUSED_REGION_CELLS + at] = 0.0f;
+        }
+    }
+    __syncthreads();
+    for (int step = 1; step <= steps; ++step) {
+        const float* a_u = region + ((step - 1) % 2) * 2 * FUSED_REGION_CELLS;
+        const float* a_v = a_u + FUSED_REGION_CELLS;
+        float* b_u = region + (step % 2) * 2 * FUSED_REGION_CELLS;
+        float* b_v = b_u + FUSED_REGION_CELLS;
+        const bool last = step == steps;
+        // The rows [first, end) and columns [first, col_end) this step computes; this thread's
+        // strip of them: equal strips for the threadIdx.y rows of threads, the last shorter.
+        const int first = unused + step, end = FUSED_REGION_ROWS - first, col_end = FUSED_REGION_COLS - first;
+        const int length = (end - first + blockDim.y - 1) / blockDim.y;
+        const int strip_first = min(first + (int) threadIdx.y * length, end);
+        const int strip_end = min(strip_first + length, end);
+        for (int c = first + threadIdx.x; c < col_end; c += blockDim.x) {
+            const int col = left + c;
+            if (col < 0 || col >= cols || strip_first == strip_end) continue;
+            float centre_u, centre_v, below_centre_u, below_centre_v;
+            float above_u = region_row_sum(a_u, strip_first - 1, c, &centre_u);
+            float above_v = region_row_sum(a_v, strip_first - 1, c, &centre_v);
+            float here_u = region_row_sum(a_u, strip_first, c, &centre_u);
+            float here_v = region_row_sum(a_v, strip_first, c, &centre_v);
+            for (int r = strip_first; r < strip_end; ++r) {
+                const float below_u = region_row_sum(a_u, r + 1, c, &below_centre_u);
+                const float below_v = region_row_sum(a_v, r + 1, c, &below_centre_v);
+                const int row = top + r;
+                if (row >= 0 && row < rows) {
+                    const float in_grid = window_cells(row, col, rows, cols);
+                    const float lu = above_u + here_u + below_u - in_grid * centre_u;
+                    const float lv = above_v + here_v + below_v - in_grid * centre_v;
+                    const int at = last ? row * cols + col : r * FUSED_REGION_COLS + c;
+                    gray_scott_update(centre_u, centre_v, lu, lv, du, dv, feed, kill, dt,
+                                      (last ? u_next : b_u) + at, (last ? v_next : b_v) + at);
+                }
+                above_u = here_u, here_u = below_u, centre_u = below_centre_u;
+                above_v = here_v, here_v = below_v, centre_v = below_centre_v;
+            }
+        }
+        __syncthreads();
+    }
 }

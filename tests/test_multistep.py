@@ -1,0 +1,169 @@
+"""Several steps per launch: CuPy's `multistep` (temporal blocking in shared memory) and JAX's
+`pallas`, against the model, on odd non-square grids with dt != 1 and every depth, including
+depths that do not divide the steps.
+
+Without a GPU, three things still run: the NumPy emulation of the fused kernel's tiles and halos
+(temporal_blocking.py), the CUDA kernel itself compiled as C++ with threads on the CPU
+(cuda_threads_on_cpu.h), and the Pallas kernel in Pallas's interpreter.
+"""
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gs_course import backends
+from gs_course.backends import temporal_blocking
+from gs_course.backends.temporal_blocking import Blocking, emulate, launch_depths, strip_of
+from gs_course.model import PARITY_ATOL, reference_step
+from gs_course.parameters import Parameters
+
+PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
+GRID = (23, 31)
+
+
+def _random_state(rows, cols, seed=0):
+    """U and V random in [0, 1): unlike the school's initial state, uniform nowhere, so that a
+    halo one cell too thin or a wrong border shows at once, wherever it falls."""
+    rng = np.random.default_rng(seed)
+    return rng.random((rows, cols)).astype(np.float32), rng.random((rows, cols)).astype(np.float32)
+
+
+def _model(u, v, steps):
+    u, v = u.astype(np.float64), v.astype(np.float64)
+    for _ in range(steps):
+        u, v = reference_step(u, v, PARAMS)
+    return u, v
+
+
+def _assert_model(got, start, steps):
+    for a, want in zip(got, _model(*start, steps)):
+        np.testing.assert_allclose(a, want, rtol=0, atol=PARITY_ATOL)
+
+
+# Tiles smaller than the halo, tiles that do not divide the grid, one thread a block and several.
+BLOCKINGS = [Blocking(8, 5, 3, threads=(4, 2)), Blocking(7, 4, 2, 2, threads=(3, 3)),
+             Blocking(11, 9, 4, 3, threads=(8, 1)), Blocking(30, 22, 1, threads=(1, 1))]
+
+
+@pytest.mark.parametrize("blocking", BLOCKINGS, ids=str)
+def test_emulated_tiles_and_halos_match_the_model(blocking):
+    start = _random_state(*GRID)
+    steps = 2 * blocking.depth + 1 if blocking.depth > 1 else 3  # a shorter last launch
+    _assert_model(emulate(*start, PARAMS, blocking, steps), start, steps)
+
+
+def test_every_depth_of_one_halo_matches_the_model():
+    start = _random_state(*GRID, seed=1)
+    for depth in range(1, 5):
+        _assert_model(emulate(*start, PARAMS, Blocking(6, 7, 4, depth), 5), start, 5)
+
+
+def test_launch_depths_end_with_the_rest():
+    assert launch_depths(32, 8) == [8] * 4
+    assert launch_depths(32, 5) == [5] * 6 + [2]
+    assert launch_depths(3, 5) == [3]
+    assert launch_depths(0, 4) == []
+
+
+def test_strips_cover_the_rows_once():
+    for first, end, threads in [(1, 30, 4), (3, 4, 4), (2, 19, 1), (0, 7, 8)]:
+        covered = [r for t in range(threads) for r in range(*strip_of(first, end, threads, t))]
+        assert covered == list(range(first, end))
+
+
+def test_a_launch_recomputes_the_halo():
+    """Step 1 of 2 computes the 8 x 8 tile and a ring of one cell (10 x 10), step 2 the tile."""
+    assert Blocking(8, 8, 2).recomputed() == (10 * 10 + 8 * 8) / (2 * 8 * 8)
+    assert Blocking(8, 8, 2, 1).recomputed() == Blocking(8, 8, 1).recomputed() == 1
+    assert Blocking(112, 48, 8).recomputed() > Blocking(112, 48, 8, 4).recomputed() > 1
+
+
+def test_blockings_are_validated():
+    with pytest.raises(ValueError, match="fuses 1 to halo = 4 steps, not 5"):
+        Blocking(8, 8, 4, 5)
+    with pytest.raises(ValueError, match="at most 1024 threads"):
+        Blocking(threads=(64, 32))
+    with pytest.raises(ValueError, match="more than the 232448 a block may have"):
+        Blocking(200, 100, 8)
+
+
+# --- the CUDA kernel on the CPU --------------------------------------------------------------
+
+_MAIN = r"""
+#include "cuda_threads_on_cpu.h"
+#include "gray_scott.cu"
+// argv: rows cols grid_x grid_y threads_x threads_y du dv feed kill dt, then each launch's steps;
+// U then V (float32) on stdin, U then V after the launches on stdout.
+int main(int argc, char** argv)
+{
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]), cells = rows * cols;
+    const dim3 grid = {(unsigned) atoi(argv[3]), (unsigned) atoi(argv[4]), 1};
+    const dim3 block = {(unsigned) atoi(argv[5]), (unsigned) atoi(argv[6]), 1};
+    float p[5];
+    for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
+    std::vector<float> state(4 * cells);
+    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
+    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
+    for (int k = 12; k < argc; ++k) {
+        const int steps = atoi(argv[k]);
+        launch(grid, block, [&] { gray_scott_fused(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps); });
+        std::swap(u, u_next), std::swap(v, v_next);
+    }
+    fwrite(u, sizeof(float), cells, stdout);
+    fwrite(v, sizeof(float), cells, stdout);
+    return 0;
+}
+"""
+
+
+def _fused_kernel_on_cpu(tmp_path: Path, blocking: Blocking, u, v, steps: int):
+    source = Path(temporal_blocking.__file__).parent
+    main = tmp_path / "main.cpp"
+    main.write_text(_MAIN)
+    program = tmp_path / "fused"
+    subprocess.run(["g++", "-O1", "-std=c++17", "-w", "-pthread", f"-I{source}", f"-I{Path(__file__).parent}",
+                    *blocking.compile_options(), str(main), "-o", str(program)], check=True, timeout=120)
+    rows, cols = u.shape
+    p = PARAMS
+    arguments = [rows, cols, *blocking.grid(rows, cols), *blocking.threads, p.du, p.dv, p.feed, p.kill, p.dt,
+                 *launch_depths(steps, blocking.depth)]
+    done = subprocess.run([str(program), *map(str, arguments)], input=np.concatenate((u, v)).tobytes(),
+                          capture_output=True, check=True, timeout=120)
+    return np.frombuffer(done.stdout, np.float32).reshape(2, rows, cols)
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
+@pytest.mark.parametrize("blocking", BLOCKINGS[:3], ids=str)
+def test_the_fused_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, blocking):
+    start = _random_state(*GRID, seed=2)
+    steps = 2 * blocking.depth + 1
+    _assert_model(_fused_kernel_on_cpu(tmp_path, blocking, *start, steps), start, steps)
+
+
+# --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------
+
+def _gpu_blockings():
+    return [Blocking(8, 5, 3, threads=(4, 2)), Blocking(7, 4, 2, 2, threads=(3, 3)),
+            Blocking(30, 13, 5, 3, threads=(32, 2)), Blocking()]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grid", [(37, 53), (61, 24)])
+def test_cupy_multistep_matches_the_model_at_every_depth(grid):
+    if not backends.probe("cupy").on_gpu:
+        pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
+    from gs_course.backends import cupy_backend
+
+    start = _random_state(*grid, seed=3)
+    for blocking in _gpu_blockings():
+        for depth in sorted({1, 2, blocking.halo - 1, blocking.halo} - {0}):
+            sim = cupy_backend.CupyMultistep(PARAMS, *grid, dataclasses.replace(blocking, depth=depth))
+            sim.set_state(*start)
+            for steps in (depth + 1, 0, 1, 2 * depth + 3):  # pieces that do not divide by the depth
+                sim.advance(steps)
+            _assert_model(sim.fetch(), start, 3 * depth + 5)
+
