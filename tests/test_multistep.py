@@ -167,3 +167,16 @@ def test_cupy_multistep_matches_the_model_at_every_depth(grid):
                 sim.advance(steps)
             _assert_model(sim.fetch(), start, 3 * depth + 5)
 
+
+
+@pytest.mark.parametrize("block", [(8, 16), (32, 32)], ids=str)
+def test_jax_pallas_blocks_match_the_model(block):
+    """Blocks that do not divide the grid, and one larger than it; in Pallas's interpreter on a CPU."""
+    from gs_course.backends import jax_backend
+
+    start = _random_state(*GRID, seed=4)
+    sim = jax_backend.JaxPallas(PARAMS, *GRID, block=block)
+    sim.set_state(*start)
+    for steps in (2, 0, 3):
+        sim.advance(steps)
+    _assert_model(sim.fetch(), start, 5)

@@ -12,6 +12,7 @@ from jax import lax
 
 from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
+from . import jax_pallas
 from .base import WINDOW_OFFSETS, Probe, Simulation
 
 NAME = "jax"
@@ -197,7 +198,43 @@ class JaxStacked(JaxUnrolled):
         self._uv = jnp.asarray(np.stack((u, v)), jnp.float32)
 
 
-FORMULATIONS = {cls.formulation: cls for cls in (JaxConv, JaxSlices, JaxUnrolled, JaxStacked)}
+class JaxPallas(JaxUnrolled):
+    """One step a kernel of our own, written in Pallas (jax_pallas.py), the loop over the steps of an
+    image unrolled as in `unrolled`: Triton compiles the kernel on a GPU; on a CPU Pallas
+    interprets it, unrolled nowhere (compiling the interpreted steps unrolled takes far longer)."""
+
+    formulation = "pallas"
+    arrays_per_cell = 6  # U, V, their next values, and the margins of the layout
+    block = jax_pallas.BLOCK
+
+    def __init__(self, params: Parameters, rows: int, cols: int, block: tuple[int, int] | None = None):
+        if block is not None:
+            self.block = tuple(block)
+        super().__init__(params, rows, cols)
+        self.set_state(self._u, self._v)
+
+    def _unroll(self, steps: int) -> int:
+        return super()._unroll(steps) if ON_GPU else 1
+
+    def _advance(self, steps: int) -> None:
+        if steps:
+            self._u, self._v = jax_pallas.advance(self._u, self._v, self.params, self.rows, self.cols, steps,
+                                                  self.block, not ON_GPU, self._unroll(steps))
+
+    def _grid(self, a):
+        return jax_pallas.from_layout(a, self.rows, self.cols, self.block)
+
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        return np.asarray(self._grid(self._u)), np.asarray(self._grid(self._v))
+
+    def fetch_v(self) -> np.ndarray:
+        return to_host(self._grid(self._v))
+
+    def set_state(self, u, v) -> None:
+        self._u, self._v = (jnp.asarray(jax_pallas.to_layout(np.asarray(a, np.float32), self.block)) for a in (u, v))
+
+
+FORMULATIONS = {cls.formulation: cls for cls in (JaxConv, JaxSlices, JaxUnrolled, JaxStacked, JaxPallas)}
 # Unrolling (which `stacked` does too) pays on a GPU; XLA's CPU backend compiles the unrolled loop
 # into far slower code (measured: 100 times slower on a 270 x 480 grid).
 DEFAULT_FORMULATION = FASTEST = "stacked" if ON_GPU else "slices"
