@@ -14,7 +14,10 @@ failure, not a result), then timed `repeats` times (`measure.timed`: median and 
 The same run measures the GPU's device-to-device copy bandwidth, which gives "one pass through
 memory": a step reads U and V and writes them (`Workload.bytes_moved_per_step`), those bytes over
 the bandwidth. It is a yardstick, not a limit: the state fits in the H200's L2 cache, and a kernel
-that does several steps on data kept on chip need not move them every step.
+that does several steps on data kept on chip need not move them every step. So the same run also
+measures a copy that stays in L2 (the state's bytes copied from one buffer to another and back,
+the two buffers together as large as a step's arrays), which gives "the same bytes at the L2
+copy rate": a kernel faster than that keeps its data closer still (shared memory, registers).
 
 Each library runs in a child process of its own, started by the one `gs-course bench` command:
 libraries loaded in one process slow each other down (BENCHMARKS.md has the measurement;
@@ -166,6 +169,32 @@ def device_copy_gbps() -> float | None:
     return 2 * nbytes / bench.device_copy(nbytes).median / 1e9
 
 
+def l2_copy_gbps(nbytes: int, copies: int = 64, repeats: int = 10) -> float | None:
+    """The GPU's copy rate (bytes read + written) between two buffers of `nbytes` each that stay in
+    its L2 cache, measured now; None without CuPy. `copies` copies, one way then the other,
+    captured once as a CUDA graph (launched from Python one by one, each copy of a few
+    microseconds would wait for Python), timed with CUDA events: the median of `repeats` replays."""
+    if not backends.probe("cupy").ok:
+        return None
+    import cupy
+
+    buffers = cupy.ones(nbytes, np.uint8), cupy.zeros(nbytes, np.uint8)
+    stream = cupy.cuda.Stream(non_blocking=True)
+    stream.begin_capture()
+    for k in range(copies):
+        buffers[1 - k % 2].data.copy_from_device_async(buffers[k % 2].data, nbytes, stream)
+    graph = stream.end_capture()
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats + 1):  # the first replay warms up
+        start.record(stream)
+        graph.launch(stream)
+        end.record(stream)
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
+    return 2 * nbytes * copies / float(np.median(times[1:])) / 1e9
+
+
 def _output_wanted(backend: str) -> bool:
     """Output modes run for the fastest formulation of each GPU library (JAX's without a GPU)."""
     found = backends.probe(backend)
@@ -225,11 +254,16 @@ def _run_backend_in_child(backend: str, **arguments) -> dict:
          "on_gpu": False, "status": f"failed: {reason}"}]}
 
 
-def _measure_device_copy_in_child() -> float | None:
-    code = "from gs_course.bench import device_copy_gbps; print(device_copy_gbps())"
+def copy_rates(state_bytes: int) -> tuple[float | None, float | None]:
+    """(the device copy's GB/s, the L2 copy's for two buffers of `state_bytes`), None without CuPy."""
+    return device_copy_gbps(), l2_copy_gbps(state_bytes)
+
+
+def _copy_rates_in_child(state_bytes: int) -> tuple[float | None, float | None]:
+    code = f"import json; from gs_course.bench import copy_rates; print(json.dumps(copy_rates({state_bytes})))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-    last = (done.stdout.strip().splitlines() or ["None"])[-1]
-    return None if done.returncode or last == "None" else float(last)
+    last = (done.stdout.strip().splitlines() or ["null"])[-1]
+    return (None, None) if done.returncode or last == "null" else tuple(json.loads(last))
 
 
 def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | None = None,
@@ -239,13 +273,18 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
     contains a word of `only`), each `repeats` times; with `output_dir` (where the HDF5 files go
     while timed, removed after), the output modes too, against writing alone. Returns a
     `measure.record` of kind 'bench'."""
-    bandwidth = _measure_device_copy_in_child() if isolate else device_copy_gbps()
-    floor_s = workload.steps * workload.bytes_moved_per_step / (bandwidth * 1e9) if bandwidth else None
+    state_bytes = workload.bytes_moved_per_step // 2  # U and V; a copy between two such buffers
+    bandwidth, l2_bandwidth = _copy_rates_in_child(state_bytes) if isolate else copy_rates(state_bytes)
+    floor_s, l2_floor_s = (workload.steps * workload.bytes_moved_per_step / (rate * 1e9) if rate else None
+                           for rate in (bandwidth, l2_bandwidth))
     results = measure.record(KIND, {
         "workload": workload.as_dict(),
         "repeats": repeats,
         "device_copy_gbps": bandwidth,
         "floor_s": floor_s,
+        "l2_copy_gbps": l2_bandwidth,
+        "l2_copy_bytes": state_bytes,
+        "l2_floor_s": l2_floor_s,
         "isolated": isolate,
         "backends": {},
         "unavailable": {},
@@ -277,8 +316,9 @@ def run(workload: Workload = FULL, budget_s: float = 20.0, only: list[str] | Non
                 results["unavailable"][backend] = report["probe"]["reason"]
             results["cases"] += report["cases"]
     for entry in results["cases"]:
-        entry["x_floor"] = entry["seconds"] / floor_s if floor_s and entry.get("on_gpu") and "seconds" in entry \
-            and entry["mode"] == "compute" else None
+        timed_on_gpu = entry.get("on_gpu") and "seconds" in entry and entry["mode"] == "compute"
+        entry["x_floor"] = entry["seconds"] / floor_s if floor_s and timed_on_gpu else None
+        entry["x_l2"] = entry["seconds"] / l2_floor_s if l2_floor_s and timed_on_gpu else None
     return results
 
 
@@ -311,6 +351,8 @@ def _line(entry: dict, workload: dict | Workload, write_alone_s: float | None = 
         text += f" {entry['us_per_step']:>10.1f} us/step"
         if entry.get("x_floor"):
             text += f" {entry['x_floor']:>7.1f} x one pass"
+        if entry.get("x_l2"):
+            text += f" {entry['x_l2']:>7.1f} x L2 copy"
     elif write_alone_s:
         text += f" {entry['seconds'] / write_alone_s:>7.2f} x writing alone"
     a100 = _a100(workload, entry["name"])
@@ -329,6 +371,11 @@ def _how(results: dict) -> str:
     return f"{repeats}, {where}"
 
 
+def _l2_copy(results: dict) -> str:
+    return (f"L2 copy {results['l2_copy_gbps']:.0f} GB/s, between two buffers of "
+            f"{results['l2_copy_bytes'] / 1e6:.1f} MB")
+
+
 def table(results: dict) -> str:
     """The results as text: one line a case, the median and the range of its repeats."""
     lines = [
@@ -338,6 +385,8 @@ def table(results: dict) -> str:
     if results["floor_s"]:
         lines.append(f"one pass through memory: {results['floor_s']:.3f} s (device copy "
                      f"{results['device_copy_gbps']:.0f} GB/s, one step per kernel)")
+    if results.get("l2_floor_s"):
+        lines.append(f"the same bytes at the L2 copy rate: {results['l2_floor_s']:.3f} s ({_l2_copy(results)})")
     lines += [_line(entry, results["workload"], _write_alone_s(results)) for entry in results["cases"]]
     for backend, reason in results["unavailable"].items():
         lines.append(f"{backend:<38} not run here: {reason}")
@@ -354,24 +403,31 @@ def markdown(results: dict) -> str:
     """The results as a Markdown table (BENCHMARKS.md renders it: `gs_course.results`)."""
     prov = results["provenance"]
     write_alone_s = _write_alone_s(results)
+    # The L2 column only where the run measured it (result files from before it have none).
+    l2 = bool(results.get("l2_floor_s"))
+    columns = ["case", "seconds", "us a step", "x one pass through memory", *(["x L2 copy"] if l2 else []),
+               "x writing alone", "the school's"]
     rows = [f"{_title(results)}; {measure.describe(prov)}; {_how(results)}.", "",
-            "| case | seconds | us a step | x one pass through memory | x writing alone | the school's |", "|---|---|---|---|---|---|"]
+            f"| {' | '.join(columns)} |", "|" + "---|" * len(columns)]
     for entry in results["cases"]:
         if entry["status"] != "ok":
-            rows.append(f"| {entry['name']} | {entry['status']} | | | | |")
+            rows.append(f"| {entry['name']} | {entry['status']} |" + " |" * (len(columns) - 2))
             continue
         a100 = _a100(results["workload"], entry["name"])
         compute = entry["mode"] == "compute"
         rows.append(
             f"| {entry['name']} | {_seconds(entry)}{' *' if entry['extrapolated'] else ''} | "
             f"{entry['us_per_step']:.1f} |" if compute else f"| {entry['name']} | {_seconds(entry)} | |")
-        rows[-1] += (f" {entry['x_floor']:.1f} |" if compute and entry.get("x_floor") else " |")
+        for key in ("x_floor", "x_l2") if l2 else ("x_floor",):
+            rows[-1] += (f" {entry[key]:.1f} |" if compute and entry.get(key) else " |")
         rows[-1] += (f" {entry['seconds'] / write_alone_s:.2f} |" if not compute and write_alone_s else " |")
         rows[-1] += f" {_school(entry['name'], a100[0])} |" if a100 else " |"
     notes = []
     if results["floor_s"]:
         notes.append(f"one pass through memory {results['floor_s']:.3f} s (device copy "
                      f"{results['device_copy_gbps']:.0f} GB/s)")
+    if l2:
+        notes.append(f"the same bytes at the L2 copy rate {results['l2_floor_s']:.3f} s ({_l2_copy(results)})")
     if write_alone_s:
         notes.append(f"writing the images alone {_seconds(results['output'])}")
     if any(entry.get("extrapolated") for entry in results["cases"]):
@@ -411,6 +467,9 @@ def figure(results: dict):
         ax.plot([], [], "k|", markersize=14, label="the school's own programs (A100; NumPy: CPU)")
     if results["floor_s"]:
         ax.axvline(results["floor_s"], color="red", ls=":", label=f"one pass through memory {results['floor_s']:.2f} s")
+    if results.get("l2_floor_s"):
+        ax.axvline(results["l2_floor_s"], color="darkorange", ls=":",
+                   label=f"the same bytes at the L2 copy rate {results['l2_floor_s']:.2f} s")
     if _write_alone_s(results):
         ax.axvline(_write_alone_s(results), color="purple", ls="--", lw=1, label="writing the images alone")
     ax.set_xscale("log")

@@ -180,3 +180,45 @@ def test_jax_pallas_blocks_match_the_model(block):
     for steps in (2, 0, 3):
         sim.advance(steps)
     _assert_model(sim.fetch(), start, 5)
+
+
+# --- the L2 yardstick in the benchmark ---------------------------------------------------------
+
+def _bench_results(l2: bool) -> dict:
+    """A benchmark record as a GPU run writes it: one pass at 4,000 GB/s, the L2 copy at 10,000."""
+    from gs_course import bench, measure
+
+    workload = bench.FULL
+    floor_s = workload.steps * workload.bytes_moved_per_step / 4e12
+    l2_floor_s = workload.steps * workload.bytes_moved_per_step / 1e13 if l2 else None
+    case = {"name": "cupy/multistep", "backend": "cupy", "formulation": "multistep", "mode": "compute",
+            "on_gpu": True, "status": "ok", "seconds": 0.2, "min_s": 0.19, "max_s": 0.21, "compile_s": 0.5,
+            "extrapolated": False, "us_per_step": 0.2 / workload.steps * 1e6,
+            "x_floor": 0.2 / floor_s, "x_l2": 0.2 / l2_floor_s if l2 else None}
+    return measure.record(bench.KIND, {
+        "workload": workload.as_dict(), "repeats": 3, "device_copy_gbps": 4000.0, "floor_s": floor_s,
+        **({"l2_copy_gbps": 10000.0, "l2_copy_bytes": workload.bytes_moved_per_step // 2, "l2_floor_s": l2_floor_s}
+           if l2 else {}),
+        "isolated": True, "backends": {"cupy": "14.2"}, "unavailable": {}, "cases": [case]}, schema=bench.SCHEMA)
+
+
+def test_the_benchmark_gives_both_yardsticks():
+    from gs_course import bench
+
+    results = _bench_results(l2=True)
+    x_floor, x_l2 = (results["cases"][0][key] for key in ("x_floor", "x_l2"))
+    assert x_l2 == pytest.approx(2.5 * x_floor)
+    text = bench.table(results)
+    assert f"{x_floor:>7.1f} x one pass {x_l2:>7.1f} x L2 copy" in text
+    assert "the same bytes at the L2 copy rate: " in text and "between two buffers of 16.6 MB" in text
+    table = bench.markdown(results)
+    assert "| x one pass through memory | x L2 copy | x writing alone |" in table
+    assert f" {x_floor:.1f} | {x_l2:.1f} | |" in table
+
+
+def test_a_benchmark_without_the_l2_copy_keeps_its_table():
+    """A result file written before the L2 yardstick renders as it did."""
+    from gs_course import bench
+
+    table = bench.markdown(_bench_results(l2=False))
+    assert "L2" not in table and "| x one pass through memory | x writing alone |" in table

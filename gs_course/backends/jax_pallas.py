@@ -87,7 +87,7 @@ def step(u, v, p: Parameters, rows: int, cols: int, block: tuple[int, int], inte
     """One step of (u, v) in their layout, as one Pallas kernel."""
     height, width = u.shape
     out_block = pl.BlockSpec(block, lambda i, j: (i, j))
-    whole = pl.BlockSpec()  # the whole array: the kernel reads where it needs
+    whole = pl.BlockSpec((height, width), lambda i, j: (0, 0))  # the kernel reads where it needs
     return pl.pallas_call(
         partial(_step_kernel, rows=rows, cols=cols, p=p),
         out_shape=(jax.ShapeDtypeStruct(u.shape, u.dtype),) * 2,
