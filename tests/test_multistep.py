@@ -147,13 +147,16 @@ def test_the_fused_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, blocking):
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------
 
 def _gpu_blockings():
+    from gs_course.backends import cupy_backend
+
     return [Blocking(8, 5, 3, threads=(4, 2)), Blocking(7, 4, 2, 2, threads=(3, 3)),
-            Blocking(30, 13, 5, 3, threads=(32, 2)), Blocking()]
+            Blocking(30, 13, 5, 3, threads=(32, 2)), cupy_backend.BLOCKING]
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("grid", [(37, 53), (61, 24)])
+@pytest.mark.parametrize("grid", [(37, 53), (61, 24), (203, 517)])
 def test_cupy_multistep_matches_the_model_at_every_depth(grid):
+    """Small blockings and the default one; on the largest grid, the default's tiles meet too."""
     if not backends.probe("cupy").on_gpu:
         pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
     from gs_course.backends import cupy_backend
