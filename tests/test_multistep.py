@@ -56,6 +56,14 @@ def test_emulated_tiles_and_halos_match_the_model(blocking):
     _assert_model(emulate(*start, PARAMS, blocking, steps), start, steps)
 
 
+def test_the_default_blocking_matches_the_model_where_its_tiles_meet():
+    blocking = temporal_blocking.BLOCKING
+    grid = (2 * blocking.tile_rows + 35, 2 * blocking.tile_cols + 26)  # three tiles each way, the last cut
+    start = _random_state(*grid, seed=5)
+    steps = blocking.depth + 3
+    _assert_model(emulate(*start, PARAMS, blocking, steps), start, steps)
+
+
 def test_every_depth_of_one_halo_matches_the_model():
     start = _random_state(*GRID, seed=1)
     for depth in range(1, 5):
@@ -80,6 +88,13 @@ def test_a_launch_recomputes_the_halo():
     assert Blocking(8, 8, 2).recomputed() == (10 * 10 + 8 * 8) / (2 * 8 * 8)
     assert Blocking(8, 8, 2, 1).recomputed() == Blocking(8, 8, 1).recomputed() == 1
     assert Blocking(112, 48, 8).recomputed() > Blocking(112, 48, 8, 4).recomputed() > 1
+
+
+def test_deeper_launches_cross_memory_less_often():
+    """One step a launch on a 8 x 8 tile with its one-cell ring: 100 cells read, 64 written, over
+    the 64 + 64 of one pass; four steps: a 16 x 16 region read once for four steps."""
+    assert Blocking(8, 8, 4, 1).traffic() == (100 / 64 + 1) / 2
+    assert Blocking(8, 8, 4).traffic() == (256 / 64 + 1) / 8
 
 
 def test_blockings_are_validated():
@@ -147,10 +162,8 @@ def test_the_fused_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, blocking):
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------
 
 def _gpu_blockings():
-    from gs_course.backends import cupy_backend
-
     return [Blocking(8, 5, 3, threads=(4, 2)), Blocking(7, 4, 2, 2, threads=(3, 3)),
-            Blocking(30, 13, 5, 3, threads=(32, 2)), cupy_backend.BLOCKING]
+            Blocking(30, 13, 5, 3, threads=(32, 2)), temporal_blocking.BLOCKING]
 
 
 @pytest.mark.gpu

@@ -11,7 +11,7 @@
    of each CuPy variant (registers, local memory, shared memory per block); the best printed, all
    kept in $OUT/multistep-sweep.json (gs_course.measure's record, with provenance);
 3. with --apply-best, the sweep's best written into this tree as the defaults
-   (cupy_backend.BLOCKING, jax_pallas.BLOCK: meant for the GPU host's copy of the tree; the same
+   (temporal_blocking.BLOCKING, jax_pallas.BLOCK: meant for the GPU host's copy of the tree; the same
    change as a diff in $OUT/multistep-defaults.diff, for the repository);
 4. `gs-course bench --only cupy/strip cupy/multistep jax/stacked jax/pallas --no-output --out $OUT`,
    each library in its own process as always: bench.json, bench.png, $OUT/multistep-bench.txt;
@@ -214,7 +214,7 @@ def apply_best(best: dict) -> None:
     """The sweep's best as the defaults of this tree, and the change as a diff in $OUT."""
     changes = []
     if best.get("cupy_best"):
-        changes.append(("gs_course/backends/cupy_backend.py", r"^BLOCKING = Blocking\(.*\)$",
+        changes.append(("gs_course/backends/temporal_blocking.py", r"^BLOCKING = Blocking\(.*\)$",
                         f"BLOCKING = {_blocking_source(best['cupy_best']['blocking'])}"))
     if best.get("pallas_best"):
         rows, cols = best["pallas_best"]["block"]
@@ -249,9 +249,9 @@ def main(apply: bool) -> int:
     tests = stage("parity tests on the GPU", [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-o", "addopts=",
                                               "-q", "-rs", "tests/test_multistep.py", "tests/test_backends.py",
                                               "-k", "(multistep or pallas) and not school_grid"],
-                  OUT / "multistep-pytest.txt", 0.25 * LIMIT_S)
-    stage("sweep", [sys.executable, __file__, "sweep", str(0.4 * LIMIT_S)], OUT / "multistep-sweep.txt",
-          0.45 * LIMIT_S)
+                  OUT / "multistep-pytest.txt", 0.2 * LIMIT_S)
+    stage("sweep", [sys.executable, __file__, "sweep", str(0.35 * LIMIT_S)], OUT / "multistep-sweep.txt",
+          0.38 * LIMIT_S)
     sweep_file = OUT / "multistep-sweep.json"
     best = json.loads(sweep_file.read_text()) if sweep_file.exists() else {}
     if apply:

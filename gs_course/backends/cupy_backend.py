@@ -27,7 +27,7 @@ from ..model import initial_state
 from ..parameters import STENCIL, Parameters
 from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
-from .temporal_blocking import Blocking, launch_depths
+from .temporal_blocking import BLOCKING, Blocking, launch_depths
 
 NAME = "cupy"
 
@@ -337,11 +337,6 @@ class CupyStrip(CupyGraph):
 
     def _launch(self, u, v, u_next, v_next) -> None:
         launch_strip(u, v, u_next, v_next, self._scalars, self.strips)
-
-
-#: The fused kernel's shape; the depth and tile are to be set from tools/gpu-host-multistep.sh's
-#: sweep on the H200 (not yet measured).
-BLOCKING = Blocking()
 
 
 @functools.cache

@@ -89,12 +89,24 @@ class Blocking:
         return (f"-DFUSED_TILE_COLS={self.tile_cols}", f"-DFUSED_TILE_ROWS={self.tile_rows}",
                 f"-DFUSED_HALO={self.halo}")
 
+    def traffic(self, depth: int | None = None) -> float:
+        """The memory traffic of a step over one pass through memory's (U and V read and written
+        once): a launch reads the region it needs and writes the tile, once for `depth` steps."""
+        depth = depth or self.depth
+        read = (self.tile_rows + 2 * depth) * (self.tile_cols + 2 * depth) / (self.tile_rows * self.tile_cols)
+        return (read + 1) / (2 * depth)
+
     def recomputed(self, depth: int | None = None) -> float:
         """Cells a launch computes over the cells it advances (tile x depth): 1 + the halo's share."""
         depth = depth or self.depth
         computed = sum((r1 - r0) * (c1 - c0) for r0, r1, c0, c1 in
                        (self.computed(s, depth) for s in range(1, depth + 1)))
         return computed / (depth * self.tile_rows * self.tile_cols)
+
+
+#: The `multistep` formulation's shape: to be set from tools/gpu-host-multistep.py's sweep on the
+#: H200 (not yet measured).
+BLOCKING = Blocking()
 
 
 def launch_depths(steps: int, depth: int) -> list[int]:
