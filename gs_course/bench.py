@@ -178,21 +178,15 @@ def l2_copy_gbps(nbytes: int, copies: int = 64, repeats: int = 10) -> float | No
         return None
     import cupy
 
+    from .backends.cupy_backend import replay_ms
+
     buffers = cupy.ones(nbytes, np.uint8), cupy.zeros(nbytes, np.uint8)
     stream = cupy.cuda.Stream(non_blocking=True)
     stream.begin_capture()
     for k in range(copies):
         buffers[1 - k % 2].data.copy_from_device_async(buffers[k % 2].data, nbytes, stream)
     graph = stream.end_capture()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats + 1):  # the first replay warms up
-        start.record(stream)
-        graph.launch(stream)
-        end.record(stream)
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end) / 1e3)
-    return 2 * nbytes * copies / float(np.median(times[1:])) / 1e9
+    return 2 * nbytes * copies / (replay_ms(graph, stream, repeats) / 1e3) / 1e9
 
 
 def _output_wanted(backend: str) -> bool:

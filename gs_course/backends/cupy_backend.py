@@ -190,15 +190,21 @@ def step_time_us(launch, params: Parameters, rows: int, cols: int, steps: int = 
         for k in range(steps):
             launch(*pairs[k % 2], *pairs[1 - k % 2], step_scalars)
         graph = stream.end_capture()
-        start, end = cupy.cuda.Event(), cupy.cuda.Event()
-        times = []
-        for _ in range(repeats + 1):  # the first replay warms up
-            start.record(stream)
-            graph.launch(stream)
-            end.record(stream)
-            end.synchronize()
-            times.append(cupy.cuda.get_elapsed_time(start, end))
-    return float(np.median(times[1:])) * 1e3 / steps
+    return replay_ms(graph, stream, repeats) * 1e3 / steps
+
+
+def replay_ms(graph, stream, repeats: int = 10) -> float:
+    """The GPU's time of one replay of a CUDA graph on `stream`, in milliseconds: the median of
+    `repeats` replays timed by CUDA events, after one that warms up."""
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    times = []
+    for _ in range(repeats + 1):
+        start.record(stream)
+        graph.launch(stream)
+        end.record(stream)
+        end.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(start, end))
+    return float(np.median(times[1:]))
 
 
 class CupySlices(PaddedSlices):
