@@ -176,31 +176,33 @@ def sweep(budget_s: float) -> None:
     from gs_course.backends.temporal_blocking import Blocking
 
     describe = lambda b: f"tile {b.tile_cols} x {b.tile_rows}, halo {b.halo}, depth {b.depth}, threads {b.threads}"  # noqa: E731
+    found = {"cupy_shapes": [], "cupy_tuned": [], "cupy_best": None, "pallas_blocks": [], "pallas_best": None}
+
+    def save():  # after each part: a sweep cut short still leaves what it measured
+        measure.write("multistep-sweep", found, OUT / "multistep-sweep.json",
+                      command="python3 tools/gpu-host-multistep.py sweep")
+
     print("## CuPy multistep: tile and halo (depth = halo, 128 x 4 threads or fewer)", flush=True)
     shapes = _timed_all("cupy", list(cupy_candidates()), time_cupy, 0.45 * budget_s, describe)
     best = _best(shapes)
     tuned = []
     if best:
-        b = Blocking(**{**best["blocking"], "threads": tuple(best["blocking"]["threads"])})
+        b = Blocking(**best["blocking"])
         print(f"## CuPy multistep: depth and threads for tile {b.tile_cols} x {b.tile_rows}, halo {b.halo}", flush=True)
         variants = [dataclasses.replace(b, depth=d) for d in sorted({1, 2, b.halo // 2, b.halo - 1} - {0, b.halo})]
         variants += [dataclasses.replace(b, threads=t) for t in
                      [(32, 8), (64, 4), (64, 8), (128, 2), (128, 8), (256, 2), (256, 4), (32, 16)] if t != b.threads]
-        tuned = _timed_all("cupy", [v for v in variants if _valid(v)], time_cupy, 0.2 * budget_s, describe)
-    cupy_best = _best(shapes + tuned)
+        tuned = _timed_all("cupy", variants, time_cupy, 0.2 * budget_s, describe)
+    found.update(cupy_shapes=shapes, cupy_tuned=tuned, cupy_best=_best(shapes + tuned))
+    save()
     print("## JAX pallas: block (rows, cols)", flush=True)
     blocks = [(16, 128), (8, 128), (32, 128), (16, 256), (8, 256), (32, 64), (64, 64), (64, 128), (16, 64)]
     pallas = _timed_all("pallas", blocks, time_pallas, 0.3 * budget_s, str)
-    pallas_best = _best(pallas)
+    found.update(pallas_blocks=pallas, pallas_best=_best(pallas))
+    save()
     print("\n## best", flush=True)
-    print("cupy/multistep:", json.dumps(cupy_best), "\njax/pallas:", json.dumps(pallas_best), flush=True)
-    measure.write("multistep-sweep", {"cupy_shapes": shapes, "cupy_tuned": tuned, "cupy_best": cupy_best,
-                                      "pallas_blocks": pallas, "pallas_best": pallas_best},
-                  OUT / "multistep-sweep.json", command="python3 tools/gpu-host-multistep.py sweep")
-
-
-def _valid(blocking) -> bool:
-    return blocking.threads[0] * blocking.threads[1] <= 1024
+    print("cupy/multistep:", json.dumps(found["cupy_best"]), "\njax/pallas:", json.dumps(found["pallas_best"]),
+          flush=True)
 
 
 # --- the defaults, the benchmark, Nsight Compute ---------------------------------------------------

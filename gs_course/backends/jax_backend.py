@@ -199,12 +199,13 @@ class JaxStacked(JaxUnrolled):
 
 
 class JaxPallas(JaxUnrolled):
-    """One step a kernel of our own, written in Pallas (jax_pallas.py), the loop over the steps of an
-    image unrolled as in `unrolled`: Triton compiles the kernel on a GPU; on a CPU Pallas
-    interprets it, unrolled nowhere (compiling the interpreted steps unrolled takes far longer)."""
+    """One step a kernel of our own, written in Pallas (jax_pallas.py), the loop over the steps
+    unrolled 8 times: Triton compiles the kernel on a GPU; on a CPU Pallas interprets it, unrolled
+    nowhere (compiling the interpreted steps unrolled takes far longer)."""
 
     formulation = "pallas"
     arrays_per_cell = 6  # U, V, their next values, and the margins of the layout
+    max_unroll = 8  # each unrolled step is a kernel of its own for Triton to compile
     block = jax_pallas.BLOCK
 
     def __init__(self, params: Parameters, rows: int, cols: int, block: tuple[int, int] | None = None):

@@ -27,8 +27,8 @@ from jax.experimental import pallas as pl
 
 from ..parameters import Parameters
 
-#: Cells a block (rows, cols); a power of two each: to be set from tools/gpu-host-multistep.sh's
-#: sweep on the H200 (not yet measured).
+#: Cells a block (rows, cols), a power of two each: `tools/gpu-host-multistep.py --apply-best` sets
+#: the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
 BLOCK = (16, 128)
 
 

@@ -49,6 +49,7 @@ class Blocking:
     def __post_init__(self):
         if self.depth is None:
             object.__setattr__(self, "depth", self.halo)
+        object.__setattr__(self, "threads", tuple(self.threads))  # as read back from JSON, say
         if min(self.tile_cols, self.tile_rows, self.halo, *self.threads) < 1:
             raise ValueError(f"{self}: tile, halo and threads must all be at least 1")
         if not 1 <= self.depth <= self.halo:
@@ -104,8 +105,8 @@ class Blocking:
         return computed / (depth * self.tile_rows * self.tile_cols)
 
 
-#: The `multistep` formulation's shape: to be set from tools/gpu-host-multistep.py's sweep on the
-#: H200 (not yet measured).
+#: The `multistep` formulation's default shape: `tools/gpu-host-multistep.py --apply-best` sets it
+#: to the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
 BLOCKING = Blocking()
 
 
