@@ -173,7 +173,9 @@ def l2_copy_gbps(nbytes: int, copies: int = 64, repeats: int = 10) -> float | No
     """The GPU's copy rate (bytes read + written) between two buffers of `nbytes` each that stay in
     its L2 cache, measured now; None without CuPy. `copies` copies, one way then the other,
     captured once as a CUDA graph (launched from Python one by one, each copy of a few
-    microseconds would wait for Python), timed with CUDA events: the median of `repeats` replays."""
+    microseconds would wait for Python), timed with CUDA events: the median of `repeats` replays.
+    Each copy is an operation of its own, as each step of a one-step kernel is a launch of its
+    own: the GPU's gaps between operations count in both."""
     if not backends.probe("cupy").ok:
         return None
     import cupy
