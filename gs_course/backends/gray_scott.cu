@@ -238,6 +238,52 @@ __device__ __forceinline__ float region_row_sum(const float* a, int r, int c, fl
     return line[-1] + line[0] + line[1];
 }
 
+// One fused step: the region's rows [first, end) and columns [first, col_end) from a_u, a_v, each
+// thread a strip of rows of some columns (equal strips for the threadIdx.y rows of threads, the
+// last shorter), its row sums in registers. The launch's last step (LAST) writes the grid's
+// u_next, v_next (then the computed cells are the tile); the others the region's b_u, b_v. Cells
+// outside the grid are never written: they stay zero.
+template <bool LAST>
+__device__ __forceinline__ void fused_step(
+    const float* a_u, const float* a_v, float* b_u, float* b_v,
+    float* __restrict__ u_next, float* __restrict__ v_next, int first, int top, int left,
+    int rows, int cols, float du, float dv, float feed, float kill, float dt)
+{
+    const int end = FUSED_REGION_ROWS - first, col_end = FUSED_REGION_COLS - first;
+    const int length = (end - first + (int) blockDim.y - 1) / (int) blockDim.y;
+    const int strip_first = min(first + (int) threadIdx.y * length, end);
+    const int strip_end = min(strip_first + length, end);
+    for (int c = first + (int) threadIdx.x; c < col_end; c += (int) blockDim.x) {
+        const int col = left + c;
+        if (col < 0 || col >= cols || strip_first == strip_end) continue;
+        const float col_cells = 3 - (col == 0) - (col == cols - 1);
+        float centre_u, centre_v, below_centre_u, below_centre_v;
+        float above_u = region_row_sum(a_u, strip_first - 1, c, &centre_u);
+        float above_v = region_row_sum(a_v, strip_first - 1, c, &centre_v);
+        float here_u = region_row_sum(a_u, strip_first, c, &centre_u);
+        float here_v = region_row_sum(a_v, strip_first, c, &centre_v);
+        for (int r = strip_first; r < strip_end; ++r) {
+            const float below_u = region_row_sum(a_u, r + 1, c, &below_centre_u);
+            const float below_v = region_row_sum(a_v, r + 1, c, &below_centre_v);
+            const int row = top + r;
+            if (row >= 0 && row < rows) {
+                const float in_grid = (3 - (row == 0) - (row == rows - 1)) * col_cells;
+                const float lu = above_u + here_u + below_u - in_grid * centre_u;
+                const float lv = above_v + here_v + below_v - in_grid * centre_v;
+                if (LAST) {
+                    gray_scott_update(centre_u, centre_v, lu, lv, du, dv, feed, kill, dt,
+                                      u_next + row * cols + col, v_next + row * cols + col);
+                } else {
+                    gray_scott_update(centre_u, centre_v, lu, lv, du, dv, feed, kill, dt,
+                                      b_u + r * FUSED_REGION_COLS + c, b_v + r * FUSED_REGION_COLS + c);
+                }
+            }
+            above_u = here_u, here_u = below_u, centre_u = below_centre_u;
+            above_v = here_v, here_v = below_v, centre_v = below_centre_v;
+        }
+    }
+}
+
 // Launched on blocks of any shape, with 4 * FUSED_REGION_CELLS floats of dynamic shared memory:
 // U and V of even steps, then U and V of odd steps.
 extern "C" __global__ void gray_scott_fused(
@@ -263,42 +309,14 @@ extern "C" __global__ void gray_scott_fused(
         }
     }
     __syncthreads();
-    for (int step = 1; step <= steps; ++step) {
-        const float* a_u = region + ((step - 1) % 2) * 2 * FUSED_REGION_CELLS;
-        const float* a_v = a_u + FUSED_REGION_CELLS;
-        float* b_u = region + (step % 2) * 2 * FUSED_REGION_CELLS;
-        float* b_v = b_u + FUSED_REGION_CELLS;
-        const bool last = step == steps;
-        // The rows [first, end) and columns [first, col_end) this step computes; this thread's
-        // strip of them: equal strips for the threadIdx.y rows of threads, the last shorter.
-        const int first = unused + step, end = FUSED_REGION_ROWS - first, col_end = FUSED_REGION_COLS - first;
-        const int length = (end - first + blockDim.y - 1) / blockDim.y;
-        const int strip_first = min(first + (int) threadIdx.y * length, end);
-        const int strip_end = min(strip_first + length, end);
-        for (int c = first + threadIdx.x; c < col_end; c += blockDim.x) {
-            const int col = left + c;
-            if (col < 0 || col >= cols || strip_first == strip_end) continue;
-            float centre_u, centre_v, below_centre_u, below_centre_v;
-            float above_u = region_row_sum(a_u, strip_first - 1, c, &centre_u);
-            float above_v = region_row_sum(a_v, strip_first - 1, c, &centre_v);
-            float here_u = region_row_sum(a_u, strip_first, c, &centre_u);
-            float here_v = region_row_sum(a_v, strip_first, c, &centre_v);
-            for (int r = strip_first; r < strip_end; ++r) {
-                const float below_u = region_row_sum(a_u, r + 1, c, &below_centre_u);
-                const float below_v = region_row_sum(a_v, r + 1, c, &below_centre_v);
-                const int row = top + r;
-                if (row >= 0 && row < rows) {
-                    const float in_grid = window_cells(row, col, rows, cols);
-                    const float lu = above_u + here_u + below_u - in_grid * centre_u;
-                    const float lv = above_v + here_v + below_v - in_grid * centre_v;
-                    const int at = last ? row * cols + col : r * FUSED_REGION_COLS + c;
-                    gray_scott_update(centre_u, centre_v, lu, lv, du, dv, feed, kill, dt,
-                                      (last ? u_next : b_u) + at, (last ? v_next : b_v) + at);
-                }
-                above_u = here_u, here_u = below_u, centre_u = below_centre_u;
-                above_v = here_v, here_v = below_v, centre_v = below_centre_v;
-            }
-        }
+    for (int step = 1; step < steps; ++step) {
+        float* a = region + ((step - 1) % 2) * 2 * FUSED_REGION_CELLS;
+        float* b = region + (step % 2) * 2 * FUSED_REGION_CELLS;
+        fused_step<false>(a, a + FUSED_REGION_CELLS, b, b + FUSED_REGION_CELLS, u_next, v_next, unused + step,
+                          top, left, rows, cols, du, dv, feed, kill, dt);
         __syncthreads();
     }
+    float* a = region + ((steps - 1) % 2) * 2 * FUSED_REGION_CELLS;
+    fused_step<true>(a, a + FUSED_REGION_CELLS, nullptr, nullptr, u_next, v_next, FUSED_HALO, top, left,
+                     rows, cols, du, dv, feed, kill, dt);
 }
