@@ -13,7 +13,6 @@ static thread_local dim3 threadIdx;
 static dim3 blockIdx, blockDim;
 static pthread_barrier_t block_barrier;
 static inline void __syncthreads() { pthread_barrier_wait(&block_barrier); }
-template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 #define __global__
 #define __device__
 #define __forceinline__ inline

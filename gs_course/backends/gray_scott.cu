@@ -251,8 +251,9 @@ __device__ __forceinline__ void fused_step(
 {
     const int end = FUSED_REGION_ROWS - first, col_end = FUSED_REGION_COLS - first;
     const int length = (end - first + (int) blockDim.y - 1) / (int) blockDim.y;
-    const int strip_first = min(first + (int) threadIdx.y * length, end);
-    const int strip_end = min(strip_first + length, end);
+    const int strip_start = first + (int) threadIdx.y * length;
+    const int strip_first = strip_start < end ? strip_start : end;
+    const int strip_end = strip_first + length < end ? strip_first + length : end;
     for (int c = first + (int) threadIdx.x; c < col_end; c += (int) blockDim.x) {
         const int col = left + c;
         if (col < 0 || col >= cols || strip_first == strip_end) continue;
