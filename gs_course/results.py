@@ -376,6 +376,34 @@ def cupynumeric_scale(found: dict) -> str:
     return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, commit {commits}, "
                                   f"`{found['folder']}`; medians of the repeats.)"])
 
+
+# --- The JAX tutorial (session 3) ------------------------------------------------------------------
+
+def jax_bench(results: dict) -> str:
+    """The JAX tutorial's table: JAX's compute cases of the course benchmark, beside the school's
+    A100 figure where its table has one, and one pass through memory (the tutorial's other
+    libraries have their own sessions)."""
+    workload = results["workload"]
+    rows = [f"{bench._title(results)}; {measure.describe(results['provenance'])}; {bench._how(results)}.", "",
+            "| JAX formulation | seconds | us a step | A100, the school's table |", "|---|---|---|---|"]
+    for entry in results["cases"]:
+        if entry["backend"] != "jax" or entry["mode"] != "compute":
+            continue
+        if entry["status"] != "ok":
+            rows.append(f"| {entry['formulation']} | {entry['status']} | | |")
+            continue
+        a100 = bench._a100(workload, entry["name"])
+        rows.append(f"| {entry['formulation']} | {bench._seconds(entry)}{' *' if entry['extrapolated'] else ''} | "
+                    f"{entry['us_per_step']:.1f} | {f'{a100[0]} s' if a100 else ''} |")
+    notes = []
+    if any(e["extrapolated"] for e in results["cases"] if e["backend"] == "jax" and e.get("status") == "ok"):
+        notes.append("`*`: extrapolated from the images timed.")
+    if results["floor_s"]:
+        notes.append(f"One pass through memory a step (each step's arrays read and written once, at the device's "
+                     f"copy speed) would take {measure.format_seconds(results['floor_s'])}.")
+    return "\n".join(rows + ([""] + notes if notes else []))
+
+
 RENDERERS = {
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
@@ -394,6 +422,7 @@ RENDERERS = {
     "cupynumeric-steps": (lambda machine: bench.load(_path(machine, "bench.json")), cupynumeric_steps),
     "cupynumeric-variants": (_variants, cupynumeric_variants),
     "cupynumeric-scale": (_cupynumeric_scale, cupynumeric_scale),
+    "jax-bench": (lambda machine: bench.load(_path(machine, "bench.json")), jax_bench),
 }
 
 
