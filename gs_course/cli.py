@@ -172,13 +172,26 @@ def _parameters(args: argparse.Namespace) -> Parameters:
 class _StopBetweenImages:
     """Ctrl-C or SIGTERM: finish the image under way, then stop; a second signal stops at once.
 
-    Stopping between images means a signal never lands in the middle of an HDF5 write.
+    Stopping between images means a signal never lands in the middle of an HDF5 write. A context
+    manager: the handlers it replaced come back on leaving, so a program that calls `main` (a
+    notebook, a test) keeps its own Ctrl-C.
     """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.requested = False
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, self._request)
+        self._replaced = {}
+
+    def __enter__(self) -> _StopBetweenImages:
+        for signum in self.SIGNALS:
+            self._replaced[signum] = signal.signal(signum, self._request)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._replaced.items():
+            # None: a handler not set from Python, which Python cannot put back; the default is the nearest
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def _request(self, signum, frame):
         if self.requested:
@@ -231,7 +244,7 @@ def _run(args: argparse.Namespace) -> int:
         stop.check()
 
     try:
-        with progress:
+        with stop, progress:
             report = simulate(sim, args.images, args.steps, writer, on_image)
     except KeyboardInterrupt:
         if writer:
