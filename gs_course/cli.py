@@ -106,6 +106,21 @@ def _parser() -> argparse.ArgumentParser:
                             help="grid for the notebooks (default full; auto: the one the GPU memory free allows, "
                             "as students get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
+    classroom = instructor.add_argument_group(
+        "a classroom on one GPU",
+        "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
+        "order (3, 2, 1, 4; or those named) in fresh kernels with the shared-GPU settings of 1/N of the GPU: "
+        "per student and notebook pass/fail, time, that student's peak GPU memory, the first failure")
+    classroom.add_argument("--students", type=int, metavar="N", help="N students at once")
+    classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
+                           "alone first), stopping at the first that fails: every notebook must pass for every "
+                           "student, each within 2x of its time alone")
+    classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
+                           help="seconds between two students' starts (default 5)")
+    classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
+                           help="a notebook running longer is stopped and fails (default 1200)")
+    classroom.add_argument("--out", help="folder for classroom.json (with provenance) and classroom.md, "
+                           "e.g. results/h200 (default: nothing written)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -382,9 +397,31 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
+def _classroom(args: argparse.Namespace) -> int:
+    from . import classroom, instructor
+
+    if args.stagger < 0 or args.timeout <= 0:
+        raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
+    out = _out_folder(args.out)
+    try:
+        counts = classroom.ramp_counts(args.students, args.ramp)
+        solved = instructor.solved_notebooks()
+        chosen = instructor.select_notebooks(solved, args.notebooks or list(classroom.SCHOOL_ORDER))
+    except (classroom.ClassroomError, instructor.NotebookError) as err:
+        raise UsageError(str(err)) from None
+    try:
+        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out)
+    except KeyboardInterrupt:
+        print("\ngs-course: interrupted: every student's notebook was stopped; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if passed else EXIT_FAILURE
+
+
 def _instructor_check(args: argparse.Namespace) -> int:
     from . import instructor
 
+    if args.students is not None or args.ramp is not None:
+        return _classroom(args)
     if args.summary:
         check_writable(args.summary)
     try:
