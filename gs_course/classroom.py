@@ -151,6 +151,15 @@ class MemorySampler:
             self._thread.join()
 
 
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
 def stop_tree(pid: int, grace_s: float = 5.0) -> None:
     """End process `pid` and every process it started (by their ids): SIGTERM, then SIGKILL to
     those still there after `grace_s`."""
@@ -159,7 +168,7 @@ def stop_tree(pid: int, grace_s: float = 5.0) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(each, signal.SIGTERM)
     deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(Path(f"/proc/{each}").exists() for each in tree):
+    while time.monotonic() < deadline and any(running(each) for each in tree):
         time.sleep(0.1)
     for each in tree:
         with contextlib.suppress(ProcessLookupError, PermissionError):

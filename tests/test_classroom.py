@@ -149,16 +149,11 @@ def _read(pid: int, name: str) -> str:
         return ""  # ended
 
 
-def _alive(pids) -> set[int]:
-    """Those of `pids` still running (not ended, not a zombie waiting for its parent)."""
-    return {pid for pid in pids if _read(pid, "stat").rsplit(")", 1)[-1].split()[:1] not in ([], ["Z"])}
-
-
-def test_a_stuck_notebook_is_stopped_at_its_time_limit_with_its_kernel(tmp_path):
+def test_a_stuck_notebook_is_stopped_at_its_time_limit(tmp_path):
     stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
     sampler = classroom.MemorySampler(None)
     room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 4, dict(os.environ), sampler)
-    assert stuck and room.run() < 30
+    assert stuck and room.run() < 10
     (attempt,) = room.attempts
     assert not attempt.passed and attempt.failure == "stopped after 4 s: the notebook's time limit (--timeout)"
 
@@ -180,5 +175,5 @@ def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "every student's notebook was stopped" in err
-    assert not _alive(tree - {proc.pid}), "a child outlived the classroom"
+    assert not [pid for pid in tree - {proc.pid} if classroom.running(pid)], "a child outlived the classroom"
     assert json.dumps(err).count("Traceback") == 0
