@@ -18,42 +18,42 @@ from gs_course import classroom, measure, results
 from gs_course.cli import main
 from gs_course.devices import gpus
 
-#: nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits, as an H200 printed it
-#: with two students' kernels, a third process of student 1 and a process of someone else; '[N/A]'
-#: is what a driver prints where it hides a process's figure.
+#: nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits on an H200
+#: (driver 580.159.04, 2026-12-01) while two "students" ran: processes 492 and 493 each started a
+#: child holding a CuPy array, of 1 GiB (495) and of 3 GiB (494), each with its CUDA context; the
+#: children were in that machine's /proc, their parents the students. Added to it: another user's
+#: program (5001), and '[N/A]', what a driver prints where it hides a process's figure.
 RECORDED_APPS = """\
-4242, 3010
-4243, 520
-4250, 7169
+495, 1544
+494, 3592
 5001, 20480
 5002, [N/A]
 """
-#: pid -> parent: student 1's nbval run 4200 started kernel 4242, which started 4243; student 2's
-#: nbval run 4201 started kernel 4250; 5001 is another user's program.
-PARENTS = {4200: 1, 4242: 4200, 4243: 4242, 4201: 1, 4250: 4201, 5001: 1, 5002: 1}
+PARENTS = {492: 1, 495: 492, 493: 1, 494: 493, 5001: 1, 5002: 1}
 
 
 def test_nvidia_smi_per_process_memory_is_parsed_from_its_csv():
-    assert classroom.compute_apps(RECORDED_APPS) == {4242: 3010, 4243: 520, 4250: 7169, 5001: 20480}
+    assert classroom.compute_apps(RECORDED_APPS) == {495: 1544, 494: 3592, 5001: 20480}
     assert classroom.compute_apps("") == {} and classroom.compute_apps("No running processes found\n") == {}
 
 
 def test_each_student_counts_its_own_process_tree_and_nothing_else():
-    assert classroom.process_tree(4200, PARENTS) == {4200, 4242, 4243}
+    parents = {**PARENTS, 496: 495}  # a grandchild of student 492 too
+    assert classroom.process_tree(492, parents) == {492, 495, 496}
     sampler = classroom.MemorySampler(gpu_index=0)
-    sampler.watch(4200)
-    sampler.watch(4201)
-    sampler.sample(RECORDED_APPS, PARENTS)
-    sampler.sample("4242, 1000\n4250, 8000\n", PARENTS)  # the peak is kept, per student
-    assert sampler.unwatch(4200) == 3530 and sampler.unwatch(4201) == 8000
+    sampler.watch(492)
+    sampler.watch(493)
+    sampler.sample(RECORDED_APPS, parents)
+    sampler.sample("495, 1000\n496, 900\n494, 4000\n", parents)  # the peak is kept, summed over the tree
+    assert sampler.unwatch(492) == 1900 and sampler.unwatch(493) == 4000
     assert not sampler.unmatched
 
 
 def test_process_ids_of_another_namespace_are_not_measured():
     """In a container nvidia-smi may list the host's process ids: no student's figure, not a zero."""
     sampler = classroom.MemorySampler(gpu_index=0)
-    sampler.watch(4200)
-    sampler.sample(RECORDED_APPS, {4200: 1, 7: 1})
+    sampler.watch(492)
+    sampler.sample(RECORDED_APPS, {492: 1, 7: 1})
     assert sampler.unmatched
 
 
