@@ -418,7 +418,7 @@ def _memory(attempt: dict, memory: str) -> str:
 def markdown(record: dict) -> str:
     """The summary: provenance, the answer, then per classroom size a table per student."""
     lines = [measure.header(record["provenance"], "Classroom check: students on one GPU"),
-             f"Notebooks in the school's order: {', '.join(record['notebooks'])}; {record['size']} size; students "
+             f"Notebooks, in this order: {', '.join(record['notebooks'])}; {record['size']} size; students "
              f"started {record['stagger_s']:g} s apart; each notebook stopped after {record['timeout_s']:.0f} s.", "",
              f"Largest classroom that passed (every notebook for every student"
              f"{f', each within {SLOWDOWN_LIMIT:g}x of its time alone' if record['steps'][0]['students'] == 1 else ''}): "
@@ -442,11 +442,12 @@ def markdown(record: dict) -> str:
 
 def summary_figures(record: dict) -> dict:
     """The figures the README quotes: the largest classroom passed, its slowest notebook against
-    its time alone, and the most GPU memory one student's processes took (None: not measured)."""
+    its time alone, and the most GPU memory one of its students' processes took (None: not
+    measured; a student's share, hence Legate's reservation, shrinks as the classroom grows)."""
     passed = [step for step in record["steps"] if step_ok(step)]
     largest = max(passed, key=lambda step: step["students"], default=None)
     attempts = largest["attempts"] if largest else []
-    peaks = [a["peak_mib"] for step in record["steps"] for a in step["attempts"] if a["peak_mib"] is not None]
+    peaks = [a["peak_mib"] for a in attempts if a["peak_mib"] is not None]
     return {"largest": largest and largest["students"],
             "worst_slowdown": max((a["slowdown"] for a in attempts if a["slowdown"] is not None), default=None),
             "wall_s": largest and largest["wall_s"],

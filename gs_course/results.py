@@ -150,9 +150,10 @@ def classroom_summary(record: dict) -> str:
         text += ")"
     if figures["peak_mib"] is not None:
         peak = figures["peak_mib"]
-        held = ", ".join(f"{gb} GB about {gb * 10**9 // (peak * 2**20)}" for gb in (16, 40, 80, 141))
-        text += (f". One student's processes took at most {peak:,} MiB of GPU memory: by memory alone, a GPU "
-                 f"with this much free holds that many students: {held}")
+        (first, n), *others = [(gb, gb * 10**9 // (peak * 2**20)) for gb in (16, 40, 80, 141)]
+        text += (f". Each of those students' processes took at most {peak:,} MiB of GPU memory: by memory "
+                 f"alone, a GPU with {first} GB free holds about {n} students, "
+                 + ", ".join(f"{gb} GB about {count}" for gb, count in others))
     failure = figures["first_failure"]
     if failure:
         text += (f". The first failure, with {failure['students']} students: student {failure['student']}, "
