@@ -3,10 +3,9 @@ students on one GPU, as a hub puts them.
 
 N student sessions start a few seconds apart (`stagger`). Each runs the notebooks in the school's
 teaching order (CuPy, cuPyNumeric, JAX, the synthesis), each notebook in a fresh kernel through
-nbval (its outputs compared, as the instructor check does), with the shared-GPU settings of a
-student who has 1/N of the GPU memory free: `XLA_PYTHON_CLIENT_PREALLOCATE=false`, JAX's fraction
-and Legate's `--fbmem` from the course's own formulas (`course.jax_memory_fraction`,
-`course.legate_fbmem_mib`) applied to that share, so that N Legate runtimes fit.
+nbval (its outputs compared, as the instructor check does), with the course's shared-GPU settings
+(`student_settings`): JAX allocates as it goes, and Legate, which reserves its share whole, gets
+the course's share of 1/N of the GPU memory free, so that N Legate runtimes fit.
 
 Per student and notebook it records pass or fail, the time, the peak GPU memory of that student's
 own processes (nvidia-smi's per-process figures, summed over the student's process tree: the
@@ -217,17 +216,16 @@ class Attempt:
     slowdown: float | None = None  # seconds over the notebook's time alone
 
 
-def student_settings(students: int, free_bytes: int | None, total_bytes: int | None) -> dict[str, str]:
-    """The shared-GPU settings of a student who has 1/`students` of the GPU memory free: the
-    course's own formulas for a library's share, applied to that student's share."""
-    from .course import jax_memory_fraction, legate_fbmem_mib
+def student_settings(students: int, free_bytes: int | None) -> dict[str, str]:
+    """The shared-GPU settings of one of `students` students: JAX allocates as it goes
+    (`XLA_PYTHON_CLIENT_PREALLOCATE=false`; each kernel's `import gs_course` caps it at the course's
+    share of what is free then, as for any student), and Legate, which reserves its memory whole
+    when it starts, gets the course's share (`course.legate_fbmem_mib`) of 1/`students` of the
+    memory free now, so that every student's Legate fits."""
+    from .course import legate_fbmem_mib
 
-    settings = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
-    if free_bytes is None:
-        return {**settings, "LEGATE_CONFIG": CPU_LEGATE_CONFIG}
-    share = free_bytes // students
-    return {**settings, "XLA_PYTHON_CLIENT_MEM_FRACTION": jax_memory_fraction(share, total_bytes),
-            "LEGATE_CONFIG": gpu_legate_config(legate_fbmem_mib(share))}
+    legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(legate_fbmem_mib(free_bytes // students))
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "LEGATE_CONFIG": legate}
 
 
 class Classroom:
@@ -344,7 +342,7 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
                    alone: dict[str, float] | None, root: Path = measure.ROOT, log=print) -> dict:
     """One classroom of `students`; `alone`: each notebook's time for one student (the 2x rule)."""
     gpu = _gpu_now()
-    settings = student_settings(students, gpu and gpu.memory_free, gpu and gpu.memory_total)
+    settings = student_settings(students, gpu and gpu.memory_free)
     env = sized_environment(size, **settings)
     log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size: "
         + ", ".join(f"{name}={value}" for name, value in settings.items()))
