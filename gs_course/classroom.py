@@ -292,18 +292,21 @@ class Classroom:
     def run(self) -> float:
         """Every student to the end (or until interrupted); the wall time in seconds."""
         start = time.perf_counter()
-        with tempfile.TemporaryDirectory(prefix="gs-course-classroom-") as folder:
-            threads = [threading.Thread(target=self._student, args=(s, Path(folder)), name=f"student-{s + 1}")
-                       for s in range(self.students)]
+        # Kept: each notebook run's pytest output, for the failures the summary gives in one line.
+        folder = Path(tempfile.mkdtemp(prefix=f"gs-course-classroom-{self.students}-"))
+        threads = [threading.Thread(target=self._student, args=(s, folder), name=f"student-{s + 1}")
+                   for s in range(self.students)]
+        for thread in threads:
+            thread.start()
+        try:
             for thread in threads:
-                thread.start()
-            try:
-                for thread in threads:
-                    while thread.is_alive():
-                        thread.join(0.5)
-            except KeyboardInterrupt:
-                self.stop(threads)
-                raise
+                while thread.is_alive():
+                    thread.join(0.5)
+        except KeyboardInterrupt:
+            self.stop(threads)
+            raise
+        finally:
+            self.log(f"  each notebook run's output: {folder}")
         return time.perf_counter() - start
 
     def stop(self, threads: list[threading.Thread]) -> None:
