@@ -303,7 +303,11 @@ class Classroom:
                 while thread.is_alive():
                     thread.join(0.5)
         except KeyboardInterrupt:
-            self.stop(threads)
+            ctrl_c = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C may not cut the stopping short
+            try:
+                self.stop(threads)
+            finally:
+                signal.signal(signal.SIGINT, ctrl_c)
             raise
         finally:
             self.log(f"  each notebook run's output: {folder}")
