@@ -403,6 +403,8 @@ def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: 
 def ramp_counts(students: int | None, ramp_text: str | None) -> list[int]:
     """The classroom sizes to run: `--students N` alone, or `--ramp 1,4,8,16` (1 added ahead where
     missing: the times alone are what the others are held to)."""
+    if students is not None and ramp_text is not None:
+        raise ClassroomError("give --students N or --ramp N,N,..., not both")
     if ramp_text is None:
         if students is None or students < 1:
             raise ClassroomError(f"--students must be at least 1, got {students}")

@@ -109,7 +109,8 @@ def _parser() -> argparse.ArgumentParser:
     classroom = instructor.add_argument_group(
         "a classroom on one GPU",
         "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
-        "order (3, 2, 1, 4; or those named) in fresh kernels with the shared-GPU settings of 1/N of the GPU: "
+        "order (3, 2, 1, 4; or those named) in fresh kernels with the course's shared-GPU settings (Legate "
+        "sized to 1/N of the GPU memory free): "
         "per student and notebook pass/fail, time, that student's peak GPU memory, the first failure")
     classroom.add_argument("--students", type=int, metavar="N", help="N students at once")
     classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
@@ -400,6 +401,8 @@ def _bench(args: argparse.Namespace) -> int:
 def _classroom(args: argparse.Namespace) -> int:
     from . import classroom, instructor
 
+    if args.summary:
+        raise UsageError("--summary is the single check's; the classroom writes classroom.md to --out FOLDER")
     if args.stagger < 0 or args.timeout <= 0:
         raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
     out = _out_folder(args.out)

@@ -72,10 +72,18 @@ def test_the_classroom_sizes_to_run(given, counts):
     assert classroom.ramp_counts(*given) == counts
 
 
-@pytest.mark.parametrize("ramp", ["4,2", "1,x", "0,4", "4,4"])
-def test_a_bad_ramp_gets_one_line(ramp, capsys):
-    assert main(["instructor-check", "--ramp", ramp]) == 2
-    assert "--ramp takes" in capsys.readouterr().err
+@pytest.mark.parametrize("args, said", [(["--ramp", "4,2"], "--ramp takes growing counts"),
+                                        (["--ramp", "1,x"], "--ramp takes student counts"),
+                                        (["--ramp", "0,4"], "--ramp takes growing counts"),
+                                        (["--ramp", "4,4"], "--ramp takes growing counts"),
+                                        (["--students", "0"], "--students must be at least 1"),
+                                        (["--students", "2", "--ramp", "1,2"], "not both"),
+                                        (["--students", "2", "--stagger", "-1"], "--stagger must be >= 0"),
+                                        (["--students", "2", "--summary", "x.md"], "writes classroom.md to --out")])
+def test_bad_classroom_options_get_one_line(args, said, capsys):
+    assert main(["instructor-check", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0], err
 
 
 def _notebook(path, *cells):
