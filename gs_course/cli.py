@@ -106,6 +106,22 @@ def _parser() -> argparse.ArgumentParser:
                             help="grid for the notebooks (default full; auto: the one the GPU memory free allows, "
                             "as students get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
+    classroom = instructor.add_argument_group(
+        "a classroom on one GPU",
+        "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
+        "order (3, 2, 1, 4; or those named) in fresh kernels with the course's shared-GPU settings (Legate "
+        "sized to 1/N of the GPU memory free): "
+        "per student and notebook pass/fail, time, that student's peak GPU memory, the first failure")
+    classroom.add_argument("--students", type=int, metavar="N", help="N students at once")
+    classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
+                           "alone first), stopping at the first that fails: every notebook must pass for every "
+                           "student, each within 2x of its time alone")
+    classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
+                           help="seconds between two students' starts (default 5)")
+    classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
+                           help="a notebook running longer is stopped and fails (default 1200)")
+    classroom.add_argument("--out", help="folder for classroom.json (with provenance) and classroom.md, "
+                           "e.g. results/h200 (default: nothing written)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -172,13 +188,26 @@ def _parameters(args: argparse.Namespace) -> Parameters:
 class _StopBetweenImages:
     """Ctrl-C or SIGTERM: finish the image under way, then stop; a second signal stops at once.
 
-    Stopping between images means a signal never lands in the middle of an HDF5 write.
+    Stopping between images means a signal never lands in the middle of an HDF5 write. A context
+    manager: the handlers it replaced come back on leaving, so a program that calls `main` (a
+    notebook, a test) keeps its own Ctrl-C.
     """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.requested = False
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, self._request)
+        self._replaced = {}
+
+    def __enter__(self) -> _StopBetweenImages:
+        for signum in self.SIGNALS:
+            self._replaced[signum] = signal.signal(signum, self._request)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._replaced.items():
+            # None: a handler not set from Python, which Python cannot put back; the default is the nearest
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def _request(self, signum, frame):
         if self.requested:
@@ -231,7 +260,7 @@ def _run(args: argparse.Namespace) -> int:
         stop.check()
 
     try:
-        with progress:
+        with stop, progress:
             report = simulate(sim, args.images, args.steps, writer, on_image)
     except KeyboardInterrupt:
         if writer:
@@ -369,9 +398,33 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
+def _classroom(args: argparse.Namespace) -> int:
+    from . import classroom, instructor
+
+    if args.summary:
+        raise UsageError("--summary is the single check's; the classroom writes classroom.md to --out FOLDER")
+    if args.stagger < 0 or args.timeout <= 0:
+        raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
+    out = _out_folder(args.out)
+    try:
+        counts = classroom.ramp_counts(args.students, args.ramp)
+        solved = instructor.solved_notebooks()
+        chosen = instructor.select_notebooks(solved, args.notebooks or list(classroom.SCHOOL_ORDER))
+    except (classroom.ClassroomError, instructor.NotebookError) as err:
+        raise UsageError(str(err)) from None
+    try:
+        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out)
+    except KeyboardInterrupt:
+        print("\ngs-course: interrupted: every student's notebook was stopped; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if passed else EXIT_FAILURE
+
+
 def _instructor_check(args: argparse.Namespace) -> int:
     from . import instructor
 
+    if args.students is not None or args.ramp is not None:
+        return _classroom(args)
     if args.summary:
         check_writable(args.summary)
     try:

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from . import bench, measure, scale, transfer
+from . import bench, classroom, measure, transfer
 
 DOCUMENTS = ("README.md", "BENCHMARKS.md", "docs/satellite-sites.md")
 BLOCK = re.compile(r"(<!-- results: (?P<name>[\w-]+) (?P<machine>[\w-]+) -->\n)(?P<body>.*?)(<!-- /results -->)",
@@ -404,7 +405,39 @@ def jax_bench(results: dict) -> str:
     return "\n".join(rows + ([""] + notes if notes else []))
 
 
+# --- The classroom check (README) -------------------------------------------------------------------
+
+def classroom_summary(record: dict) -> str:
+    """The README's paragraph on a classroom on one GPU: the largest that passed, how much slower
+    its students ran than one alone, one student's GPU memory at most, the first failure beyond."""
+    prov = record["provenance"]
+    figures = classroom.summary_figures(record)
+    text = (f"On one {prov['gpu'] or 'CPU'} ({prov['date'][:10]}, commit {prov['commit']}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/classroom.json`), students started {record['stagger_s']:g} s apart "
+            f"ran {', '.join(record['notebooks'])} in that order at {record['size']} size, each in its own "
+            f"kernels: ")
+    if figures["largest"] is None:
+        text += "no classroom size tried passed"
+    else:
+        text += f"{figures['largest']} at once passed every notebook ({figures['wall_s']:.0f} s in all"
+        if figures["worst_slowdown"] is not None:
+            text += f"; the slowest notebook {figures['worst_slowdown']:.2f} times its time for one student alone"
+        text += ")"
+    if figures["peak_mib"] is not None:
+        peak = figures["peak_mib"]
+        (first, n), *others = [(gb, gb * 10**9 // (peak * 2**20)) for gb in (16, 40, 80, 141)]
+        text += (f". Each of those students' processes took at most {peak:,} MiB of GPU memory: by memory "
+                 f"alone, a GPU with {first} GB free holds about {n} students, "
+                 + ", ".join(f"{gb} GB about {count}" for gb, count in others))
+    failure = figures["first_failure"]
+    if failure:
+        text += (f". The first failure, with {failure['students']} students: student {failure['student']}, "
+                 f"{failure['notebook']}: {failure['message']}")
+    return text + "."
+
+
 RENDERERS = {
+    "classroom-summary": (lambda machine: classroom.load(_path(machine, "classroom.json")), classroom_summary),
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
     "bench-quick-summary": (lambda machine: bench.load(_path(machine, "bench-quick.json")), bench_summary),
