@@ -87,8 +87,10 @@ def join(local_devices: int | None = None, join_timeout_s: int = JOIN_TIMEOUT_S,
                                        cluster_detection_method="deactivate", **timeouts)
         elif cluster.launcher == "srun":
             jax.distributed.initialize(cluster_detection_method="slurm", **timeouts)
-        else:
-            jax.distributed.initialize(num_processes=cluster.processes, process_id=cluster.process_id, **timeouts)
+        else:  # one GPU a rank, as JAX's own Open MPI detection (Open MPI 4's alone) would choose
+            local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
+            jax.distributed.initialize(num_processes=cluster.processes, process_id=cluster.process_id,
+                                       local_device_ids=None if local is None else [int(local)], **timeouts)
     except ValueError as err:
         if "coordinator_address" not in str(err):
             raise

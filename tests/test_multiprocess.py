@@ -172,3 +172,42 @@ def test_process_0_failing_alone_stops_the_others_at_once(tmp_path):
     assert time.monotonic() - started < 60
     assert done.returncode == cli.EXIT_USAGE
     assert done.stderr == f"gs-course: error: cannot write {tmp_path}/missing/run.h5: folder {tmp_path}/missing does not exist\n"
+
+
+def test_mpirun_without_the_coordinator_address_is_told_how_to_give_it(tmp_path):
+    """Open MPI 5 sets its ranks' variables but not the one JAX's detection reads for process 0's address."""
+    options = run_options(ROWS[2], "sharded-deep", tmp_path / "run.h5")
+    done = subprocess.run([*GS_COURSE, *options], capture_output=True, text=True, timeout=120, cwd=tmp_path,
+                          env=environment(OMPI_COMM_WORLD_SIZE="2", OMPI_COMM_WORLD_RANK="1",
+                                          OMPI_COMM_WORLD_LOCAL_RANK="1"))
+    assert done.returncode == cli.EXIT_USAGE
+    assert done.stderr == ("gs-course: error: mpirun: tell every rank where process 0 listens: mpirun -x "
+                           "JAX_COORDINATOR_ADDRESS=FIRST_NODE:PORT ...\n")
+
+
+STUBBORN = """
+import os, pathlib, signal, sys, time
+pid_file = pathlib.Path(sys.argv[1])
+if os.environ["GS_COURSE_PROCESS_ID"] == "1":
+    while not pid_file.exists():
+        time.sleep(0.01)
+    sys.exit(3)
+signal.signal(signal.SIGTERM, signal.SIG_IGN)  # as a run does, to finish its image first
+pid_file.write_text(str(os.getpid()))
+time.sleep(120)
+"""
+
+
+def test_the_launcher_stops_the_others_when_one_fails_and_says_which(tmp_path, capfd):
+    """Process 0 waits (as for a peer that never joins) and ignores SIGTERM: killed after the grace."""
+    from gs_course import distributed
+
+    pid_file = tmp_path / "pid"
+    started = time.monotonic()
+    code = distributed.launch([sys.executable, "-c", STUBBORN, str(pid_file)], 2)
+    assert time.monotonic() - started < distributed.STOP_GRACE_S + 20
+    assert code == 3
+    assert capfd.readouterr().err == "gs-course: error: process 1 of 2 failed (exit code 3); the others were stopped\n"
+    pid = int(pid_file.read_text())
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
