@@ -226,6 +226,9 @@ def _run(args: argparse.Namespace) -> int:
     cluster = distributed.join(args.local_devices)
     if cluster is None:
         return _simulate(args)
+    if not getattr(backends.formulation_class(args.backend, args.formulation), "spans_processes", False):
+        raise UsageError(f"--formulation {args.formulation or '(the default)'} runs in one process: use "
+                         "sharded-deep, or another sharded formulation, with several processes")
     try:
         with contextlib.redirect_stdout(sys.stdout if cluster.process_id == 0 else io.StringIO()):
             print(distributed.describe(cluster))

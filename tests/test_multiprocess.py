@@ -174,6 +174,15 @@ def test_process_0_failing_alone_stops_the_others_at_once(tmp_path):
     assert done.stderr == f"gs-course: error: cannot write {tmp_path}/missing/run.h5: folder {tmp_path}/missing does not exist\n"
 
 
+def test_a_formulation_of_one_process_is_refused_in_one_line(tmp_path):
+    options = run_options(ROWS[2], "slices", tmp_path / "run.h5")
+    done = subprocess.run([*GS_COURSE, *options, "--processes", "2"], capture_output=True, text=True,
+                          env=environment(), timeout=120, cwd=tmp_path)
+    assert done.returncode == cli.EXIT_USAGE
+    assert done.stderr == ("gs-course: error: --formulation slices runs in one process: use sharded-deep, "
+                           "or another sharded formulation, with several processes\n")
+
+
 def test_mpirun_without_the_coordinator_address_is_told_how_to_give_it(tmp_path):
     """Open MPI 5 sets its ranks' variables but not the one JAX's detection reads for process 0's address."""
     options = run_options(ROWS[2], "sharded-deep", tmp_path / "run.h5")

@@ -160,6 +160,8 @@ class JaxSharded(JaxStacked):
 
     formulation = "sharded"
     advance_bands = staticmethod(advance_bands)
+    #: Its bands may lie on the devices of several processes (`gs_course.distributed`).
+    spans_processes = True
 
     def __init__(self, params: Parameters, rows: int, cols: int, devices=None, exchange=exchange):
         # Not JaxStacked.__init__: that one puts the whole state on one device.
