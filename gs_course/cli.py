@@ -215,24 +215,28 @@ def _run(args: argparse.Namespace) -> int:
     or one they started, which fails at once rather than wait for the others at exit."""
     launching = args.processes is not None and distributed.started_by() is None
     if launching or distributed.started_by():
-        missing = [flag for flag, name in (("-r", "rows"), ("-c", "cols"), ("-n", "images")) if getattr(args, name) is None]
-        if missing or args.backend != "jax":
+        if None in (args.rows, args.cols, args.images) or args.backend != "jax":
             raise UsageError("several processes run the jax backend on a grid they all know: give --backend jax, "
                              "-r, -c and -n (and --formulation sharded-deep, or another sharded one)")
     if launching:
         distributed.check_counts(args.processes, args.local_devices, args.rows)
         command = [sys.executable, "-m", "gs_course.cli", *args.argv]
         return distributed.launch(command, args.processes, args.local_devices, quiet_code=EXIT_USAGE)
-    cluster = distributed.join(args.local_devices)
+    try:
+        cluster = distributed.join(args.local_devices)
+    except distributed.DistributedError as err:
+        distributed.leave(_failure(err))  # JAX's shutdown at exit would wait for a coordinator never joined
     if cluster is None:
         return _simulate(args)
-    if not getattr(backends.formulation_class(args.backend, args.formulation), "spans_processes", False):
-        raise UsageError(f"--formulation {args.formulation or '(the default)'} runs in one process: use "
-                         "sharded-deep, or another sharded formulation, with several processes")
     try:
+        if not getattr(backends.formulation_class(args.backend, args.formulation), "spans_processes", False):
+            raise UsageError(f"--formulation {args.formulation or '(the default)'} runs in one process: use "
+                             "sharded-deep, or another sharded formulation, with several processes")
         with contextlib.redirect_stdout(sys.stdout if cluster.process_id == 0 else io.StringIO()):
             print(distributed.describe(cluster))
             code = _simulate(args, cluster.process_id)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
     except Exception as err:
         code = _failure(err)
         if code is None:
