@@ -138,7 +138,8 @@ def check_counts(processes: int, local_devices: int | None, rows: int | None = N
     else:
         share = local_devices or found // processes
         if share < 1 or share * processes > found:
-            raise DistributedError(f"{processes} processes x {share} GPUs each: this machine has {found} GPUs")
+            raise DistributedError(f"{processes} processes of {max(share, 1)} GPUs each need {processes * max(share, 1)} "
+                                   f"GPUs: this machine has {found}")
     if rows is not None and (problem := uneven_bands(rows, processes * share, processes)):
         raise DistributedError(problem)
     return share

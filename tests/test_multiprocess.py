@@ -221,3 +221,26 @@ def test_the_launcher_stops_the_others_when_one_fails_and_says_which(tmp_path, c
     pid = int(pid_file.read_text())
     with pytest.raises(ProcessLookupError):
         os.kill(pid, 0)
+
+
+SAYS_ITS_GPUS = """
+import os, pathlib, sys
+rank = os.environ["GS_COURSE_PROCESS_ID"]
+pathlib.Path(sys.argv[1], rank).write_text(os.environ["CUDA_VISIBLE_DEVICES"])
+"""
+
+
+def test_on_a_gpu_machine_each_process_is_given_its_share_of_the_gpus(tmp_path, monkeypatch):
+    """The launcher's share of the GPUs, with the machine's GPUs made up (no GPU is used)."""
+    from gs_course import distributed
+    from gs_course.devices import Gpu
+
+    made_up = tuple(Gpu(index, "H200", "580", "13.0", 2**37, 2**37) for index in (2, 3, 5, 7))
+    monkeypatch.setattr(distributed, "gpus", lambda: made_up)
+    assert distributed.launch([sys.executable, "-c", SAYS_ITS_GPUS, str(tmp_path)], 2) == 0
+    assert [(tmp_path / rank).read_text() for rank in "01"] == ["2,3", "5,7"]
+    assert distributed.check_counts(4, None) == 1 and distributed.check_counts(2, 1) == 1
+    with pytest.raises(distributed.DistributedError, match="^3 processes of 2 GPUs each need 6 GPUs: this machine has 4$"):
+        distributed.check_counts(3, 2)
+    with pytest.raises(distributed.DistributedError, match="^8 processes of 1 GPUs each need 8 GPUs"):
+        distributed.check_counts(8, None)
