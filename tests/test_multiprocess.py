@@ -5,7 +5,9 @@ they would between the nodes of a cluster.
 `gs-course run --processes N` on small grids whose bands are odd (5 rows on 4 devices, 3 on 6),
 dt 0.7, every image of the file process 0 writes against the float64 reference; the same
 command started twice by hand with the variables `srun` sets for 2 tasks on this host; a process
-killed in the middle of a run; bad input, refused in one line before anything starts.
+killed in the middle of a run, process 0 failing alone, a process that ignores SIGTERM: the run
+stops and one line names the process; bad input, refused in one line; which launcher started a
+process, read from its variables; the launcher's share of a GPU machine's GPUs (GPUs made up).
 """
 
 import os
@@ -20,8 +22,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gs_course import cli
-from gs_course.model import PARITY_ATOL, reference_step, initial_state
+from gs_course import cli, distributed
+from gs_course.devices import Gpu
+from gs_course.model import PARITY_ATOL, initial_state, reference_step
 from gs_course.output import read_frames
 from gs_course.parameters import Parameters
 
@@ -210,8 +213,6 @@ time.sleep(120)
 
 def test_the_launcher_stops_the_others_when_one_fails_and_says_which(tmp_path, capfd):
     """Process 0 waits (as for a peer that never joins) and ignores SIGTERM: killed after the grace."""
-    from gs_course import distributed
-
     pid_file = tmp_path / "pid"
     started = time.monotonic()
     code = distributed.launch([sys.executable, "-c", STUBBORN, str(pid_file)], 2)
@@ -232,9 +233,6 @@ pathlib.Path(sys.argv[1], rank).write_text(os.environ["CUDA_VISIBLE_DEVICES"])
 
 def test_on_a_gpu_machine_each_process_is_given_its_share_of_the_gpus(tmp_path, monkeypatch):
     """The launcher's share of the GPUs, with the machine's GPUs made up (no GPU is used)."""
-    from gs_course import distributed
-    from gs_course.devices import Gpu
-
     made_up = tuple(Gpu(index, "H200", "580", "13.0", 2**37, 2**37) for index in (2, 3, 5, 7))
     monkeypatch.setattr(distributed, "gpus", lambda: made_up)
     assert distributed.launch([sys.executable, "-c", SAYS_ITS_GPUS, str(tmp_path)], 2) == 0
@@ -244,3 +242,20 @@ def test_on_a_gpu_machine_each_process_is_given_its_share_of_the_gpus(tmp_path, 
         distributed.check_counts(3, 2)
     with pytest.raises(distributed.DistributedError, match="^8 processes of 1 GPUs each need 8 GPUs"):
         distributed.check_counts(8, None)
+
+
+SRUN_TASK = {"SLURM_JOB_ID": "4242", "SLURM_STEP_NODELIST": "node[001-002]", "SLURM_PROCID": "3", "SLURM_LOCALID": "1"}
+
+
+@pytest.mark.parametrize("env, expected", [
+    ({}, None),
+    ({**SRUN_TASK, "SLURM_NTASKS": "4"}, ("srun", 4, 3)),
+    ({**SRUN_TASK, "SLURM_NTASKS": "1"}, None),  # one task runs alone
+    ({"SLURM_JOB_ID": "4242", "SLURM_NTASKS": "4", "SLURM_JOB_NODELIST": "node[001-002]"}, None),  # salloc, no step
+    ({"OMPI_COMM_WORLD_SIZE": "4", "OMPI_COMM_WORLD_RANK": "2"}, ("mpirun", 4, 2)),
+    ({"OMPI_COMM_WORLD_SIZE": "1", "OMPI_COMM_WORLD_RANK": "0"}, None),
+    ({"GS_COURSE_PROCESSES": "3", "GS_COURSE_PROCESS_ID": "1", **SRUN_TASK, "SLURM_NTASKS": "4"}, ("gs-course", 3, 1)),
+])
+def test_who_started_this_process(env, expected):
+    found = distributed.started_by(env)
+    assert (found and (found.launcher, found.processes, found.process_id)) == expected
