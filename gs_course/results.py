@@ -136,7 +136,7 @@ def bench_targets(results: dict) -> str:
 #: The CuPy tutorial's names of gs_course's CuPy formulations, slowest to fastest.
 CUPY_FORMULATIONS = {
     "slices": "NumPy-style slices (about forty kernels a step)",
-    "elementwise": "the whole step in one `ElementwiseKernel`",
+    "elementwise": "the whole step in one `ElementwiseKernel` (`raw` arguments: a thread reads its neighbours)",
     "raw": "one `RawKernel` a step, one thread a cell",
     "graph": "the same, an image's launches replayed as a CUDA graph",
     "strip": "the strip kernel as a graph (a thread walks down a column)",
@@ -165,7 +165,7 @@ def cupy_formulations(results: dict) -> str:
             rows.append(f"| {label} | {entry['seconds'] / workload.steps * 1e6:,.1f} us | {bench._seconds(entry)}{star} |")
     if results["floor_s"]:
         rows.append(f"| one pass through memory: U and V read, U and V written, at the GPU's copy rate "
-                    f"({results['device_copy_gbps']:,.0f} GB/s) | {results['floor_s'] / workload.steps * 1e6:,.1f} us | "
+                    f"({results['device_copy_gbps']:,.0f} GB/s, as the benchmark measured it) | {results['floor_s'] / workload.steps * 1e6:,.1f} us | "
                     f"{results['floor_s']:.2f} s |")
     if any(e["extrapolated"] for e in cases.values()):
         rows += ["", "\\* extrapolated from the images timed within the run's time budget."]
@@ -186,6 +186,25 @@ def cupy_output(results: dict) -> str:
     return (f"In the course benchmark (`results/{measure.machine_name(results['provenance']['gpu'])}/bench.json`), "
             f"writing its {workload.images:,} images alone took {measure.format_seconds(alone)}; the "
             f"{timed[0][1]['formulation']} kernel with its images written {'; '.join(parts)}.")
+
+
+def cupy_step_range(results: dict) -> str:
+    """The CuPy tutorial's line in its timing section: the NumPy-style step (many launches) against
+    one RawKernel a step, from one benchmark file."""
+    prov = results["provenance"]
+    workload = measure.Workload.from_dict(results["workload"])
+    cases = _cupy_cases(results)
+    slices, raw = (cases[(name, "compute")]["seconds"] / workload.steps for name in ("slices", "raw"))
+    return (f"On one {prov['gpu']} ({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/bench.json`, "
+            f"{workload.grid}): the NumPy-style step took {slices * 1e6:,.1f} us, the whole step as one "
+            f"`RawKernel` {raw * 1e6:,.1f} us, {slices / raw:,.0f} times less.")
+
+
+def cupy_gpu_memory(text: str) -> str:
+    """The CuPy tutorial's line on the GPU memory it needs: its row of results/<machine>/instructor-check.md."""
+    gpu, peak = re.search(r"^\| 3_Python_GPU_CuPy\.ipynb \| pass \| [^|]+\| ([^|]+) \| ([^|]+) \|$", text, re.M).groups()
+    return (f"On the course's {gpu.strip()}, this notebook took at most {peak.strip()} of GPU memory "
+            f"above what was in use when it started (`results/{measure.machine_name(gpu.strip())}/instructor-check.md`).")
 
 
 def cupy_kernel_variants(text: str) -> str:
@@ -445,6 +464,8 @@ RENDERERS = {
     "bench-targets": (lambda machine: bench.load(_path(machine, "bench.json")), bench_targets),
     "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
     "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
+    "cupy-step-range": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_step_range),
+    "cupy-gpu-memory": (lambda machine: _path(machine, "instructor-check.md").read_text(), cupy_gpu_memory),
     "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
     "synthesis-routes": (lambda machine: bench.load(_path(machine, "bench.json")), synthesis_routes),
     "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
