@@ -385,7 +385,9 @@ def jax_bench(results: dict) -> str:
     A100 figure where its table has one, and one pass through memory (the tutorial's other
     libraries have their own sessions)."""
     workload = results["workload"]
-    rows = [f"{bench._title(results)}; {measure.describe(results['provenance'])}; {bench._how(results)}.", "",
+    prov = results["provenance"]
+    rows = [f"{bench._title(results)}; one {prov['gpu']} ({prov['date'][:10]}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/bench.json`); {bench._how(results)}.", "",
             "| JAX formulation | seconds | us a step | A100, the school's table |", "|---|---|---|---|"]
     for entry in results["cases"]:
         if entry["backend"] != "jax" or entry["mode"] != "compute":
