@@ -264,8 +264,8 @@ SYNTHESIS_TWO_GPUS = (
     ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/8192/scale-cupynumeric-slices.json"),
     ("cuPyNumeric, `convolve`", "cupynumeric-scale/8192/scale-cupynumeric-convolve.json"),
     ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/8192/scale-cupynumeric-task.json"),
-    ("JAX, `shard_map` with deep halos, 32 steps a call", "jax-scale/8192/scale-jax-sharded-deep.json"),
-    ("JAX, `shard_map` with deep halos, 128 steps a call", "jax-scale-128/8192/scale-jax-sharded-deep.json"),
+    ("JAX, `shard_map` with deep halos", "jax-scale/8192/scale-jax-sharded-deep.json"),
+    ("JAX, `shard_map` with deep halos", "jax-scale-128/8192/scale-jax-sharded-deep.json"),
     ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/1080/scale-cupynumeric-slices.json"),
     ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/1080/scale-cupynumeric-task.json"),
 )
@@ -276,17 +276,18 @@ def _two_gpu_results(machine: str) -> list[tuple[str, str, dict]]:
 
 
 def synthesis_two_gpus(measured: list[tuple[str, str, dict]]) -> str:
-    """The synthesis's table of one against two GPUs (strong scaling: the same grid on both)."""
+    """The synthesis's table of one against two GPUs (strong scaling: the same grid on both), with the
+    steps of each timed call: `gs-course scale` times calls, not a whole run as the benchmark does."""
     gpu = measured[0][2]["provenance"]["gpu"]
     machine = measure.machine_name(gpu)
-    rows = [f"One grid on one and on two {gpu} of one host (strong scaling, `gs-course scale`; files under "
-            f"`results/{machine}-x2/`):", "",
-            "| formulation | grid | ms a step, 1 GPU | 2 GPUs | speed-up |", "|---|---|---|---|---|"]
+    rows = [f"One grid on one and on two {gpu} of one host ([strong scaling](glossary.md#strong-scaling), "
+            f"`gs-course scale`: the median of its timed calls; files under `results/{machine}-x2/`):", "",
+            "| formulation | grid | steps a call | ms a step, 1 GPU | 2 GPUs | speed-up |", "|---|---|---|---|---|---|"]
     for label, _, result in measured:
         strong = {p["devices"]: p for p in scale.speedups(result) if p["mode"] == "strong"}
         one, two = strong[1], strong[2]
-        rows.append(f"| {label} | {one['rows']} x {one['cols']} | {one['step_s'] * 1e3:.3g} | "
-                    f"{two['step_s'] * 1e3:.3g} | {two['ratio']:.2f} |")
+        rows.append(f"| {label} | {one['rows']} x {one['cols']} | {one['steps_per_call']} | "
+                    f"{one['step_s'] * 1e3:.3g} | {two['step_s'] * 1e3:.3g} | {two['ratio']:.2f} |")
     return "\n".join(rows)
 
 
@@ -404,7 +405,9 @@ def jax_bench(results: dict) -> str:
     A100 figure where its table has one, and one pass through memory (the tutorial's other
     libraries have their own sessions)."""
     workload = results["workload"]
-    rows = [f"{bench._title(results)}; {measure.describe(results['provenance'])}; {bench._how(results)}.", "",
+    prov = results["provenance"]
+    rows = [f"{bench._title(results)}; one {prov['gpu']} ({prov['date'][:10]}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/bench.json`); {bench._how(results)}.", "",
             "| JAX formulation | seconds | us a step | A100, the school's table |", "|---|---|---|---|"]
     for entry in results["cases"]:
         if entry["backend"] != "jax" or entry["mode"] != "compute":
