@@ -3,16 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import os
 import platform
 import signal
 import subprocess
 import sys
 import tempfile
+import traceback
 import warnings
 from pathlib import Path
 
-from . import __version__, backends, course, handout
+from . import __version__, backends, course, distributed, handout
 from .devices import default_legate_config, gigabytes, gpus
 from .measure import GRIDS, SMALL, child_answer, child_failure
 from .model import GridError
@@ -55,6 +58,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--deflate", type=int, default=5, choices=range(10), metavar="0-9",
                      help="HDF5 deflate level, 0 for none (default 5, as the school's programs)")
     run.add_argument("--no-progress", action="store_true", help="no progress bar, even on a terminal")
+    run.add_argument("--processes", type=int, metavar="N",
+                     help="run as N processes on this machine, joined as on N nodes (the jax backend's sharded "
+                     "formulations; srun and mpirun start them on a cluster: docs/satellite-sites.md)")
+    run.add_argument("--local-devices", type=int, metavar="M",
+                     help="devices each process holds: on the CPU, M CPU devices (default 1); with GPUs, M of "
+                     "them (default: an equal share)")
 
     transfer = commands.add_parser(
         "transfer",
@@ -106,6 +115,22 @@ def _parser() -> argparse.ArgumentParser:
                             help="grid for the notebooks (default full; auto: the one the GPU memory free allows, "
                             "as students get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
+    classroom = instructor.add_argument_group(
+        "a classroom on one GPU",
+        "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
+        "order (3, 2, 1, 4; or those named) in fresh kernels with the course's shared-GPU settings (Legate "
+        "sized to 1/N of the GPU memory free): "
+        "per student and notebook pass/fail, time, that student's peak GPU memory, the first failure")
+    classroom.add_argument("--students", type=int, metavar="N", help="N students at once")
+    classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
+                           "alone first), stopping at the first that fails: every notebook must pass for every "
+                           "student, each within 2x of its time alone")
+    classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
+                           help="seconds between two students' starts (default 5)")
+    classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
+                           help="a notebook running longer is stopped and fails (default 1200)")
+    classroom.add_argument("--out", help="folder for classroom.json (with provenance) and classroom.md, "
+                           "e.g. results/h200 (default: nothing written)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -172,13 +197,26 @@ def _parameters(args: argparse.Namespace) -> Parameters:
 class _StopBetweenImages:
     """Ctrl-C or SIGTERM: finish the image under way, then stop; a second signal stops at once.
 
-    Stopping between images means a signal never lands in the middle of an HDF5 write.
+    Stopping between images means a signal never lands in the middle of an HDF5 write. A context
+    manager: the handlers it replaced come back on leaving, so a program that calls `main` (a
+    notebook, a test) keeps its own Ctrl-C.
     """
+
+    SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
     def __init__(self):
         self.requested = False
-        for signum in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(signum, self._request)
+        self._replaced = {}
+
+    def __enter__(self) -> _StopBetweenImages:
+        for signum in self.SIGNALS:
+            self._replaced[signum] = signal.signal(signum, self._request)
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        for signum, handler in self._replaced.items():
+            # None: a handler not set from Python, which Python cannot put back; the default is the nearest
+            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
 
     def _request(self, signum, frame):
         if self.requested:
@@ -202,12 +240,50 @@ def _grid(args: argparse.Namespace) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    """This process's run: alone, or one of several (`distributed`): the launcher of the others,
+    or one they started, which fails at once rather than wait for the others at exit."""
+    launching = args.processes is not None and distributed.started_by() is None
+    if launching or distributed.started_by():
+        if None in (args.rows, args.cols, args.images) or args.backend != "jax":
+            raise UsageError("several processes run the jax backend on a grid they all know: give --backend jax, "
+                             "-r, -c and -n (and --formulation sharded-deep, or another sharded one)")
+    if launching:
+        distributed.check_counts(args.processes, args.local_devices, args.rows)
+        command = [sys.executable, "-m", "gs_course.cli", *args.argv]
+        return distributed.launch(command, args.processes, args.local_devices, quiet_code=EXIT_USAGE)
+    try:
+        cluster = distributed.join(args.local_devices)
+    except distributed.DistributedError as err:
+        distributed.leave(_failure(err))  # JAX's shutdown at exit would wait for a coordinator never joined
+    if cluster is None:
+        return _simulate(args)
+    try:
+        if not getattr(backends.formulation_class(args.backend, args.formulation), "spans_processes", False):
+            raise UsageError(f"--formulation {args.formulation or '(the default)'} runs in one process: use "
+                             "sharded-deep, or another sharded formulation, with several processes")
+        with contextlib.redirect_stdout(sys.stdout if cluster.process_id == 0 else io.StringIO()):
+            print(distributed.describe(cluster))
+            code = _simulate(args, cluster.process_id)
+    except KeyboardInterrupt:
+        code = EXIT_INTERRUPTED
+    except Exception as err:
+        code = _failure(err)
+        if code is None:
+            traceback.print_exc()
+            code = EXIT_FAILURE
+    if code:
+        distributed.leave(code)
+    return code
+
+
+def _simulate(args: argparse.Namespace, process_id: int = 0) -> int:
+    """The run, its lines and its file: those of process 0 alone where there are several."""
     _grid(args)
     for name in ("images", "steps"):
         if getattr(args, name) < 1:
             raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
     params = _parameters(args)
-    if args.output:
+    if args.output and process_id == 0:
         check_writable(args.output)
     sim = backends.create(args.backend, params, args.rows, args.cols, args.formulation)
     found = backends.probe(sim.backend)
@@ -216,7 +292,7 @@ def _run(args: argparse.Namespace) -> int:
         f"F={params.feed} k={params.kill} dt={params.dt}, on {found.describe()} ({sim.formulation})"
     )
     writer = None
-    if args.output:
+    if args.output and process_id == 0:
         # Written from a second thread: the device computes the next images meanwhile.
         writer = BackgroundWriter(FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
                                               deflate=args.deflate, backend=sim.backend, formulation=sim.formulation))
@@ -231,8 +307,9 @@ def _run(args: argparse.Namespace) -> int:
         stop.check()
 
     try:
-        with progress:
-            report = simulate(sim, args.images, args.steps, writer, on_image)
+        with stop, progress:
+            report = simulate(sim, args.images, args.steps,
+                              distributed.GatherOnly() if args.output and process_id else writer, on_image)
     except KeyboardInterrupt:
         if writer:
             writer.close()  # writes the images already handed over
@@ -369,9 +446,33 @@ def _bench(args: argparse.Namespace) -> int:
     return EXIT_FAILURE if failed else 0
 
 
+def _classroom(args: argparse.Namespace) -> int:
+    from . import classroom, instructor
+
+    if args.summary:
+        raise UsageError("--summary is the single check's; the classroom writes classroom.md to --out FOLDER")
+    if args.stagger < 0 or args.timeout <= 0:
+        raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
+    out = _out_folder(args.out)
+    try:
+        counts = classroom.ramp_counts(args.students, args.ramp)
+        solved = instructor.solved_notebooks()
+        chosen = instructor.select_notebooks(solved, args.notebooks or list(classroom.SCHOOL_ORDER))
+    except (classroom.ClassroomError, instructor.NotebookError) as err:
+        raise UsageError(str(err)) from None
+    try:
+        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out)
+    except KeyboardInterrupt:
+        print("\ngs-course: interrupted: every student's notebook was stopped; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return 0 if passed else EXIT_FAILURE
+
+
 def _instructor_check(args: argparse.Namespace) -> int:
     from . import instructor
 
+    if args.students is not None or args.ramp is not None:
+        return _classroom(args)
     if args.summary:
         check_writable(args.summary)
     try:
@@ -432,20 +533,29 @@ def _scale(args: argparse.Namespace) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    args.argv = list(sys.argv[1:] if argv is None else argv)  # what `run --processes` starts again
     command = {"run": _run, "doctor": lambda args: doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
                "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks,
                "scale": _scale}[args.command]
     try:
         return command(args)
-    except (UsageError, GridError, backends.BackendError, OutputError) as err:
+    except Exception as err:
+        code = _failure(err)
+        if code is None:
+            raise
+        return code
+
+
+def _failure(err: Exception) -> int | None:
+    """The exit code of an error the user can act on, said in one line (None for any other)."""
+    if isinstance(err, (UsageError, GridError, backends.BackendError, OutputError, distributed.DistributedError)):
         print(f"gs-course: error: {err}", file=sys.stderr)
         return EXIT_USAGE
-    except Exception as err:
-        if "out of memory" in str(err).lower() or "resource_exhausted" in str(err).lower():
-            print(f"gs-course: error: the device ran out of memory ({type(err).__name__}); try a smaller "
-                  "grid with -r and -c, or free the GPU (nvidia-smi shows who holds it)", file=sys.stderr)
-            return EXIT_FAILURE
-        raise
+    if "out of memory" in str(err).lower() or "resource_exhausted" in str(err).lower():
+        print(f"gs-course: error: the device ran out of memory ({type(err).__name__}); try a smaller "
+              "grid with -r and -c, or free the GPU (nvidia-smi shows who holds it)", file=sys.stderr)
+        return EXIT_FAILURE
+    return None
 
 
 if __name__ == "__main__":

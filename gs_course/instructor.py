@@ -39,10 +39,11 @@ def solved_notebooks(root: Path = measure.ROOT) -> list[Path]:
 
 
 def select_notebooks(solved: list[Path], wanted: list[str]) -> list[Path]:
-    """The notebooks named by file name, with or without .ipynb, or by their number ("1")."""
+    """The notebooks named by file name, with or without .ipynb, or by their number ("1"), in the
+    order given; a path to a notebook file elsewhere is taken as it is."""
     chosen = []
     for name in wanted:
-        found = notebooks.named(solved, name)
+        found = [Path(name)] if name.endswith(".ipynb") and Path(name).is_file() else notebooks.named(solved, name)
         if len(found) != 1:
             names = ", ".join(path.name for path in solved)
             raise NotebookError(f"no single notebook {name!r} in solutions/; the notebooks are {names}")
@@ -50,16 +51,28 @@ def select_notebooks(solved: list[Path], wanted: list[str]) -> list[Path]:
     return chosen
 
 
+def nbval_command(notebook: Path, root: Path = measure.ROOT, *options: str) -> list[str]:
+    """The child pytest that runs `notebook` through nbval with the course's settings (those of
+    the clone's pyproject.toml, wherever the notebook lies)."""
+    return [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-c", str(root / "pyproject.toml"),
+            "--rootdir", str(root), *options, str(notebook)]
+
+
+def sized_environment(size: str, **settings: str) -> dict[str, str]:
+    """This process's environment with `settings`, for notebooks at `size` (auto: the grid the GPU
+    memory free allows, as a student gets it)."""
+    env = {**os.environ, **settings, "GS_COURSE_SIZE": size}
+    if size == "auto":
+        del env["GS_COURSE_SIZE"]
+    return env
+
+
 def run_notebook(notebook: Path, size: str, root: Path = measure.ROOT) -> Row:
     """One notebook through nbval in a child pytest, the GPU's memory sampled meanwhile."""
     print(f"\nrunning {notebook.name} ({size} size) ...", flush=True)
     start = time.perf_counter()
-    env = {**os.environ, "GS_COURSE_SIZE": size}
-    if size == "auto":  # the grid the GPU memory free allows, as a student gets it
-        del env["GS_COURSE_SIZE"]
     with GpuMemoryPeak() as memory:
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(notebook)],
-                              cwd=root, env=env)
+        done = subprocess.run(nbval_command(notebook, root), cwd=root, env=sized_environment(size))
     return Row(notebook.name, done.returncode == 0, time.perf_counter() - start, memory.mib)
 
 

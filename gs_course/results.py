@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from . import bench, measure, scale, transfer
+from . import bench, classroom, measure, transfer
 
 DOCUMENTS = ("README.md", "BENCHMARKS.md", "docs/satellite-sites.md")
 BLOCK = re.compile(r"(<!-- results: (?P<name>[\w-]+) (?P<machine>[\w-]+) -->\n)(?P<body>.*?)(<!-- /results -->)",
@@ -135,7 +136,7 @@ def bench_targets(results: dict) -> str:
 #: The CuPy tutorial's names of gs_course's CuPy formulations, slowest to fastest.
 CUPY_FORMULATIONS = {
     "slices": "NumPy-style slices (about forty kernels a step)",
-    "elementwise": "the whole step in one `ElementwiseKernel`",
+    "elementwise": "the whole step in one `ElementwiseKernel` (`raw` arguments: a thread reads its neighbours)",
     "raw": "one `RawKernel` a step, one thread a cell",
     "graph": "the same, an image's launches replayed as a CUDA graph",
     "strip": "the strip kernel as a graph (a thread walks down a column)",
@@ -164,7 +165,7 @@ def cupy_formulations(results: dict) -> str:
             rows.append(f"| {label} | {entry['seconds'] / workload.steps * 1e6:,.1f} us | {bench._seconds(entry)}{star} |")
     if results["floor_s"]:
         rows.append(f"| one pass through memory: U and V read, U and V written, at the GPU's copy rate "
-                    f"({results['device_copy_gbps']:,.0f} GB/s) | {results['floor_s'] / workload.steps * 1e6:,.1f} us | "
+                    f"({results['device_copy_gbps']:,.0f} GB/s, as the benchmark measured it) | {results['floor_s'] / workload.steps * 1e6:,.1f} us | "
                     f"{results['floor_s']:.2f} s |")
     if any(e["extrapolated"] for e in cases.values()):
         rows += ["", "\\* extrapolated from the images timed within the run's time budget."]
@@ -185,6 +186,25 @@ def cupy_output(results: dict) -> str:
     return (f"In the course benchmark (`results/{measure.machine_name(results['provenance']['gpu'])}/bench.json`), "
             f"writing its {workload.images:,} images alone took {measure.format_seconds(alone)}; the "
             f"{timed[0][1]['formulation']} kernel with its images written {'; '.join(parts)}.")
+
+
+def cupy_step_range(results: dict) -> str:
+    """The CuPy tutorial's line in its timing section: the NumPy-style step (many launches) against
+    one RawKernel a step, from one benchmark file."""
+    prov = results["provenance"]
+    workload = measure.Workload.from_dict(results["workload"])
+    cases = _cupy_cases(results)
+    slices, raw = (cases[(name, "compute")]["seconds"] / workload.steps for name in ("slices", "raw"))
+    return (f"On one {prov['gpu']} ({prov['date'][:10]}, `results/{measure.machine_name(prov['gpu'])}/bench.json`, "
+            f"{workload.grid}): the NumPy-style step took {slices * 1e6:,.1f} us, the whole step as one "
+            f"`RawKernel` {raw * 1e6:,.1f} us, {slices / raw:,.0f} times less.")
+
+
+def cupy_gpu_memory(text: str) -> str:
+    """The CuPy tutorial's line on the GPU memory it needs: its row of results/<machine>/instructor-check.md."""
+    gpu, peak = re.search(r"^\| 3_Python_GPU_CuPy\.ipynb \| pass \| [^|]+\| ([^|]+) \| ([^|]+) \|$", text, re.M).groups()
+    return (f"On the course's {gpu.strip()}, this notebook took at most {peak.strip()} of GPU memory "
+            f"above what was in use when it started (`results/{measure.machine_name(gpu.strip())}/instructor-check.md`).")
 
 
 def cupy_kernel_variants(text: str) -> str:
@@ -244,8 +264,8 @@ SYNTHESIS_TWO_GPUS = (
     ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/8192/scale-cupynumeric-slices.json"),
     ("cuPyNumeric, `convolve`", "cupynumeric-scale/8192/scale-cupynumeric-convolve.json"),
     ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/8192/scale-cupynumeric-task.json"),
-    ("JAX, `shard_map` with deep halos, 32 steps a call", "jax-scale/8192/scale-jax-sharded-deep.json"),
-    ("JAX, `shard_map` with deep halos, 128 steps a call", "jax-scale-128/8192/scale-jax-sharded-deep.json"),
+    ("JAX, `shard_map` with deep halos", "jax-scale/8192/scale-jax-sharded-deep.json"),
+    ("JAX, `shard_map` with deep halos", "jax-scale-128/8192/scale-jax-sharded-deep.json"),
     ("cuPyNumeric, NumPy-style slices", "cupynumeric-scale/1080/scale-cupynumeric-slices.json"),
     ("cuPyNumeric, a Legate task written for the step", "cupynumeric-scale/1080/scale-cupynumeric-task.json"),
 )
@@ -256,17 +276,18 @@ def _two_gpu_results(machine: str) -> list[tuple[str, str, dict]]:
 
 
 def synthesis_two_gpus(measured: list[tuple[str, str, dict]]) -> str:
-    """The synthesis's table of one against two GPUs (strong scaling: the same grid on both)."""
+    """The synthesis's table of one against two GPUs (strong scaling: the same grid on both), with the
+    steps of each timed call: `gs-course scale` times calls, not a whole run as the benchmark does."""
     gpu = measured[0][2]["provenance"]["gpu"]
     machine = measure.machine_name(gpu)
-    rows = [f"One grid on one and on two {gpu} of one host (strong scaling, `gs-course scale`; files under "
-            f"`results/{machine}-x2/`):", "",
-            "| formulation | grid | ms a step, 1 GPU | 2 GPUs | speed-up |", "|---|---|---|---|---|"]
+    rows = [f"One grid on one and on two {gpu} of one host ([strong scaling](glossary.md#strong-scaling), "
+            f"`gs-course scale`: the median of its timed calls; files under `results/{machine}-x2/`):", "",
+            "| formulation | grid | steps a call | ms a step, 1 GPU | 2 GPUs | speed-up |", "|---|---|---|---|---|---|"]
     for label, _, result in measured:
         strong = {p["devices"]: p for p in scale.speedups(result) if p["mode"] == "strong"}
         one, two = strong[1], strong[2]
-        rows.append(f"| {label} | {one['rows']} x {one['cols']} | {one['step_s'] * 1e3:.3g} | "
-                    f"{two['step_s'] * 1e3:.3g} | {two['ratio']:.2f} |")
+        rows.append(f"| {label} | {one['rows']} x {one['cols']} | {one['steps_per_call']} | "
+                    f"{one['step_s'] * 1e3:.3g} | {two['step_s'] * 1e3:.3g} | {two['ratio']:.2f} |")
     return "\n".join(rows)
 
 
@@ -376,7 +397,69 @@ def cupynumeric_scale(found: dict) -> str:
     return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, commit {commits}, "
                                   f"`{found['folder']}`; medians of the repeats.)"])
 
+
+# --- The JAX tutorial (session 3) ------------------------------------------------------------------
+
+def jax_bench(results: dict) -> str:
+    """The JAX tutorial's table: JAX's compute cases of the course benchmark, beside the school's
+    A100 figure where its table has one, and one pass through memory (the tutorial's other
+    libraries have their own sessions)."""
+    workload = results["workload"]
+    prov = results["provenance"]
+    rows = [f"{bench._title(results)}; one {prov['gpu']} ({prov['date'][:10]}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/bench.json`); {bench._how(results)}.", "",
+            "| JAX formulation | seconds | us a step | A100, the school's table |", "|---|---|---|---|"]
+    for entry in results["cases"]:
+        if entry["backend"] != "jax" or entry["mode"] != "compute":
+            continue
+        if entry["status"] != "ok":
+            rows.append(f"| {entry['formulation']} | {entry['status']} | | |")
+            continue
+        a100 = bench._a100(workload, entry["name"])
+        rows.append(f"| {entry['formulation']} | {bench._seconds(entry)}{' *' if entry['extrapolated'] else ''} | "
+                    f"{entry['us_per_step']:.1f} | {f'{a100[0]} s' if a100 else ''} |")
+    notes = []
+    if any(e["extrapolated"] for e in results["cases"] if e["backend"] == "jax" and e.get("status") == "ok"):
+        notes.append("`*`: extrapolated from the images timed.")
+    if results["floor_s"]:
+        notes.append(f"One pass through memory a step (each step's arrays read and written once, at the device's "
+                     f"copy speed) would take {measure.format_seconds(results['floor_s'])}.")
+    return "\n".join(rows + ([""] + notes if notes else []))
+
+
+# --- The classroom check (README) -------------------------------------------------------------------
+
+def classroom_summary(record: dict) -> str:
+    """The README's paragraph on a classroom on one GPU: the largest that passed, how much slower
+    its students ran than one alone, one student's GPU memory at most, the first failure beyond."""
+    prov = record["provenance"]
+    figures = classroom.summary_figures(record)
+    text = (f"On one {prov['gpu'] or 'CPU'} ({prov['date'][:10]}, commit {prov['commit']}, `results/"
+            f"{measure.machine_name(prov['gpu'])}/classroom.json`), students started {record['stagger_s']:g} s apart "
+            f"ran {', '.join(record['notebooks'])} in that order at {record['size']} size, each in its own "
+            f"kernels: ")
+    if figures["largest"] is None:
+        text += "no classroom size tried passed"
+    else:
+        text += f"{figures['largest']} at once passed every notebook ({figures['wall_s']:.0f} s in all"
+        if figures["worst_slowdown"] is not None:
+            text += f"; the slowest notebook {figures['worst_slowdown']:.2f} times its time for one student alone"
+        text += ")"
+    if figures["peak_mib"] is not None:
+        peak = figures["peak_mib"]
+        (first, n), *others = [(gb, gb * 10**9 // (peak * 2**20)) for gb in (16, 40, 80, 141)]
+        text += (f". Each of those students' processes took at most {peak:,} MiB of GPU memory: by memory "
+                 f"alone, a GPU with {first} GB free holds about {n} students, "
+                 + ", ".join(f"{gb} GB about {count}" for gb, count in others))
+    failure = figures["first_failure"]
+    if failure:
+        text += (f". The first failure, with {failure['students']} students: student {failure['student']}, "
+                 f"{failure['notebook']}: {failure['message']}")
+    return text + "."
+
+
 RENDERERS = {
+    "classroom-summary": (lambda machine: classroom.load(_path(machine, "classroom.json")), classroom_summary),
     "transfer-summary": (lambda machine: transfer.load(_path(machine, "transfer.json")), transfer_summary),
     "bench-summary": (lambda machine: bench.load(_path(machine, "bench.json")), bench_summary),
     "bench-quick-summary": (lambda machine: bench.load(_path(machine, "bench-quick.json")), bench_summary),
@@ -384,6 +467,8 @@ RENDERERS = {
     "bench-targets": (lambda machine: bench.load(_path(machine, "bench.json")), bench_targets),
     "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
     "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
+    "cupy-step-range": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_step_range),
+    "cupy-gpu-memory": (lambda machine: _path(machine, "instructor-check.md").read_text(), cupy_gpu_memory),
     "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
     "synthesis-routes": (lambda machine: bench.load(_path(machine, "bench.json")), synthesis_routes),
     "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
@@ -394,6 +479,7 @@ RENDERERS = {
     "cupynumeric-steps": (lambda machine: bench.load(_path(machine, "bench.json")), cupynumeric_steps),
     "cupynumeric-variants": (_variants, cupynumeric_variants),
     "cupynumeric-scale": (_cupynumeric_scale, cupynumeric_scale),
+    "jax-bench": (lambda machine: bench.load(_path(machine, "bench.json")), jax_bench),
 }
 
 

@@ -9,6 +9,7 @@ The explorer steers a running simulation on any backend from sliders; it needs `
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import importlib.util
 import io
@@ -165,12 +166,66 @@ class Run:
         self.close()
 
 
+class GifStream:
+    """A GIF written frame by frame as the figure changes, each frame on disk before the next is
+    drawn: memory holds one frame whatever the run's length (Pillow's own animated GIF, and
+    matplotlib's PillowWriter on it, keep every frame until the end). The interface of
+    matplotlib's movie writers: `saving`, `grab_frame`.
+
+    Every frame uses one palette, given once at the head of the file: the colour map's colours
+    (the image and its colour bar) and greys (the text, the axes, the white around them).
+    """
+
+    COLOURS, GREYS = 224, 32
+
+    def __init__(self, fps: int):
+        self.duration_ms = max(10, round(1000 / fps))
+        self._file = self._figure = self._dpi = self._palette = None
+
+    def palette(self):
+        from matplotlib import colormaps
+        from PIL import Image
+
+        colours = colormaps[COLORMAP](np.linspace(0, 1, self.COLOURS))[:, :3] * 255
+        greys = np.repeat(np.linspace(0, 255, self.GREYS)[:, None], 3, axis=1)
+        palette = Image.new("P", (1, 1))
+        palette.putpalette(np.vstack([colours, greys]).round().astype(np.uint8).tobytes())
+        return palette
+
+    @contextlib.contextmanager
+    def saving(self, fig, path: str, dpi: float):
+        self._figure, self._dpi, self._palette = fig, dpi, self.palette()
+        with open(path, "wb") as self._file:
+            yield self
+            self._file.write(b";")  # the GIF trailer
+
+    def _rendered(self):
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        self._figure.savefig(buffer, format="rgba", dpi=self._dpi)
+        width, height = (round(inches * self._dpi) for inches in self._figure.get_size_inches())
+        rgb = Image.frombuffer("RGBA", (width, height), buffer.getbuffer(), "raw", "RGBA", 0, 1).convert("RGB")
+        return rgb.quantize(palette=self._palette, dither=Image.Dither.NONE)
+
+    def grab_frame(self) -> None:
+        from PIL import GifImagePlugin
+
+        frame = self._rendered()
+        if self._file.tell() == 0:
+            header, _ = GifImagePlugin.getheader(frame, info={"loop": 0})  # the palette; loop forever
+            self._file.write(b"".join(header))
+        for chunk in GifImagePlugin.getdata(frame, duration=self.duration_ms):
+            self._file.write(chunk)
+
+
 def _movie_writer(suffix: str, fps: int):
-    """Pillow writes GIFs; MP4 goes through the ffmpeg binary that the imageio-ffmpeg wheel brings."""
+    """GIFs frame by frame through Pillow (GifStream); MP4 through the ffmpeg binary that the
+    imageio-ffmpeg wheel brings, which takes each frame through a pipe as it comes."""
     from matplotlib import animation, rcParams
 
     if suffix == ".gif":
-        return animation.PillowWriter(fps=fps)
+        return GifStream(fps)
     try:
         import imageio_ffmpeg
     except ImportError:

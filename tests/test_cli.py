@@ -81,6 +81,49 @@ def test_unstable_time_step_warns_in_one_line(capsys):
     assert "gs-course: warning: dt = 2.0 is above the stable limit 1.67" in capsys.readouterr().err
 
 
+_EVERY_FORMULATION_WITH_OUTPUT = """
+import sys
+from gs_course import backends, cli
+backend, folder = sys.argv[1:]
+for formulation in backends.load(backend).FORMULATIONS:
+    print("running", formulation, flush=True)
+    code = cli.main(["run", "--backend", backend, "--formulation", formulation, "-n", "3", "-e", "4",
+                     "-r", "16", "-c", "24", "--no-progress", "-o", f"{folder}/{formulation}.h5"])
+    assert code == 0, (formulation, code)
+"""
+
+
+def test_every_formulation_writes_its_images_from_the_writer_thread(backend, tmp_path):
+    """`run -o` hands each image to a second thread that writes it (and drops it): a formulation
+    whose image still holds its library's memory crashed there (cuPyNumeric's slices: Legion
+    aborted the process). A child process per backend, so that an abort fails this test alone."""
+    done = subprocess.run([sys.executable, "-c", _EVERY_FORMULATION_WITH_OUTPUT, backend, str(tmp_path)],
+                          capture_output=True, text=True, timeout=600)
+    ran = [line.split()[1] for line in done.stdout.splitlines() if line.startswith("running ")]
+    said = [line for line in (done.stdout + done.stderr).splitlines() if "EXCEPTION" in line or "Error" in line]
+    assert done.returncode == 0, f"{backend} {ran[-1] if ran else ''}: exit {done.returncode}: {said[:3]}"
+    assert ran == list(backends.load(backend).FORMULATIONS)
+    _, v = reference_run(16, 24, 12, Parameters())
+    for formulation in ran:
+        frames, attrs = read_frames(tmp_path / f"{formulation}.h5")
+        assert frames.shape == (3, 16, 24) and attrs["complete"] and attrs["formulation"] == formulation
+        np.testing.assert_allclose(frames[-1], v, rtol=0, atol=PARITY_ATOL, err_msg=f"{backend} {formulation}")
+
+
+def test_run_gives_back_the_signal_handlers_it_replaced(tmp_path):
+    """Called in-process (a notebook, a test), `main` leaves the caller's Ctrl-C and SIGTERM as it found them."""
+    def mine(signum, frame):
+        pass
+
+    before = {signum: signal.signal(signum, mine) for signum in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        assert main(["run", "-n", "2", "-e", "1", "-o", str(tmp_path / "gs.h5"), *SMALL]) == 0
+        assert signal.getsignal(signal.SIGINT) is mine and signal.getsignal(signal.SIGTERM) is mine
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+
+
 def _start(tmp_path, *args):
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     return subprocess.Popen([sys.executable, "-m", "gs_course.cli", *args], stdout=subprocess.PIPE,

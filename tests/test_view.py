@@ -68,6 +68,24 @@ def test_saving_a_movie_reads_one_image_at_a_time_in_order(tmp_path):
     assert len(_gif_frames(tmp_path / "run.gif")) == 6
 
 
+def test_a_gif_is_written_frame_by_frame_in_the_memory_of_one(tmp_path):
+    """Each frame reaches the file before the next image is read: memory holds one frame, whatever
+    the run's length (Pillow's animated GIF kept every frame to the end, 2 MB a frame)."""
+    out, sizes = tmp_path / "run.gif", []
+
+    class Watching(_CountingDataset):  # the GIF's size on disk at each read of an image
+        def __getitem__(self, key):
+            sizes.append(out.stat().st_size if out.exists() else 0)
+            return super().__getitem__(key)
+
+    with view.Run(_write_run(tmp_path / "run.h5", images=8)) as run:
+        run.reader.dataset = Watching(run.reader.dataset)
+        run.save(out, fps=5, dpi=40)
+    # the first read sizes the figure; then each image's read finds the file grown by the one before
+    assert len(sizes) == 9 and all(later > earlier for earlier, later in zip(sizes[1:], sizes[2:])), sizes
+    assert len(_gif_frames(out)) == 8
+
+
 def test_the_player_reads_the_image_it_shows(tmp_path):
     pytest.importorskip("ipywidgets")
     with view.Run(_write_run(tmp_path / "run.h5")) as run:

@@ -111,9 +111,13 @@ class CupynumericSlices(PaddedSlices):
         return to_legate(host)
 
     def _to_host(self, a) -> np.ndarray:
-        # Of a copy: NumPy's view of a cuPyNumeric array maps that array into host memory, and
-        # the padded state, updated in place at every step, would then be kept up to date there.
-        return np.asarray(a.copy())
+        # NumPy's view of a cuPyNumeric array maps that array into host memory: of the padded
+        # state, updated in place at every step, it would keep it up to date there, hence the
+        # view of a copy. And the view is copied in turn, into memory NumPy owns: the view keeps
+        # Legate's mapping alive, and whichever thread drops it last unmaps it, which Legate
+        # allows only on the thread that runs it (dropped by the HDF5 writer's thread, Legion
+        # aborted the run: "Invalid task context passed to runtime call unmap_region").
+        return np.asarray(a.copy()).copy()
 
     def _laplacian(self, padded):
         rows, cols = self.rows, self.cols

@@ -26,8 +26,9 @@ def probe() -> Probe:
 
 
 def free_memory() -> int | None:
-    """Bytes XLA can still allocate on the default device (None on the CPU, which reports none)."""
-    stats = jax.devices()[0].memory_stats()
+    """Bytes XLA can still allocate on this process's first device (None on the CPU, which reports
+    none); where several processes run the program, the others' devices report nothing here."""
+    stats = jax.local_devices()[0].memory_stats()
     if not stats or "bytes_limit" not in stats:
         return None
     return stats["bytes_limit"] - stats["bytes_in_use"]

@@ -37,8 +37,10 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax.sharding import Mesh, NamedSharding
+from jax.experimental import multihost_utils
 from jax.sharding import PartitionSpec as P
 
+from ..distributed import uneven_bands
 from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
 from . import BackendError, jax_backend
@@ -53,12 +55,15 @@ STATE_SPEC = P(None, AXIS, None)
 
 def band_mesh(rows: int, devices=None) -> Mesh:
     """A one-axis mesh, one band of rows per device. `devices` given: those, or a BackendError
-    that says which row counts would do. Default: all of JAX's default platform, or as many of
-    them as split the rows evenly, said in one line (down to one device: a prime row count)."""
+    that says which row counts would do. Default: all of JAX's default platform (every process's,
+    where several run the program: `gs_course.distributed`), or in one process as many of them as
+    split the rows evenly, said in one line (down to one device: a prime row count)."""
     chosen = list(jax.devices() if devices is None else devices)
     n = len(chosen)
     if rows % n:
         usable = max(d for d in range(1, n) if rows % d == 0)
+        if jax.process_count() > 1:  # every process holds bands: none can be left out
+            raise BackendError(uneven_bands(rows, n, jax.process_count()))
         problem = f"{rows} rows do not split into {n} equal bands, one per device"
         divisible = f"a row count divisible by {n}, such as {rows - rows % n} or {rows - rows % n + n},"
         if devices is not None:
@@ -66,6 +71,12 @@ def band_mesh(rows: int, devices=None) -> Mesh:
         print(f"{problem}: running on {usable} of the {n} devices ({divisible} uses them all)", file=sys.stderr)
         chosen = chosen[:usable]
     return Mesh(np.array(chosen), (AXIS,))
+
+
+def to_host(x) -> np.ndarray:
+    """A NumPy copy of a whole array, where other processes hold some of its bands too: gathered
+    from all of them (`process_allgather`, a collective: every process must call it)."""
+    return np.asarray(x) if x.is_fully_addressable else multihost_utils.process_allgather(x, tiled=True)
 
 
 def exchange(band, bands: int):
@@ -149,6 +160,8 @@ class JaxSharded(JaxStacked):
 
     formulation = "sharded"
     advance_bands = staticmethod(advance_bands)
+    #: Its bands may lie on the devices of several processes (`gs_course.distributed`).
+    spans_processes = True
 
     def __init__(self, params: Parameters, rows: int, cols: int, devices=None, exchange=exchange):
         # Not JaxStacked.__init__: that one puts the whole state on one device.
@@ -160,7 +173,8 @@ class JaxSharded(JaxStacked):
         self.set_state(*initial_state(rows, cols))
 
     def _place(self, host: np.ndarray, spec: P):
-        return jax.device_put(host, NamedSharding(self.mesh, spec))
+        """`host` on the mesh: each process puts only the bands its own devices hold."""
+        return jax.make_array_from_callback(host.shape, NamedSharding(self.mesh, spec), lambda index: host[index])
 
     @property
     def devices(self) -> int:
@@ -175,8 +189,12 @@ class JaxSharded(JaxStacked):
             self._uv = self.advance_bands(self._uv, self._count_factors, self.params, steps, self._unroll(steps),
                                           self.mesh, self.exchange)
 
+    def fetch(self) -> tuple[np.ndarray, np.ndarray]:
+        u, v = to_host(self._uv)
+        return u, v
+
     def fetch_v(self) -> np.ndarray:
-        return np.asarray(self._uv[1])
+        return to_host(self._uv[1])
 
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
         self._uv = self._place(np.stack((u, v)).astype(np.float32), STATE_SPEC)
@@ -272,11 +290,11 @@ class JaxShardedDeep(JaxSharded):
         return extended[:, :, self.depth : self.depth + height].reshape(2, self.rows, self.cols)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
-        u, v = np.asarray(self._bands(self._uv))
+        u, v = to_host(self._bands(self._uv))
         return u, v
 
     def fetch_v(self) -> np.ndarray:
-        return np.asarray(self._bands(self._uv)[1])  # V alone leaves the devices
+        return to_host(self._bands(self._uv)[1])  # V alone leaves the devices
 
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
         # Ghost rows start at zero: every run of steps begins with an exchange that fills them.

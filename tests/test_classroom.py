@@ -1,0 +1,186 @@
+"""The classroom check: students' GPU memory told apart by process tree, the failure a student
+would see in one line, a failing or stuck student that stops no one else, Ctrl-C that ends every
+child, and the record with its summary (on tiny notebooks of the test's own: the course's are too
+slow on a CPU)."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import nbformat
+import pytest
+from nbformat.v4 import new_code_cell, new_notebook, new_output
+
+from gs_course import classroom, measure, results
+from gs_course.cli import main
+from gs_course.devices import gpus
+
+#: nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits on an H200
+#: (driver 580.159.04, 2026-12-01) while two "students" ran: processes 492 and 493 each started a
+#: child holding a CuPy array, of 1 GiB (495) and of 3 GiB (494), each with its CUDA context; the
+#: children were in that machine's /proc, their parents the students. Added to it: another user's
+#: program (5001), and '[N/A]', what a driver prints where it hides a process's figure.
+RECORDED_APPS = """\
+495, 1544
+494, 3592
+5001, 20480
+5002, [N/A]
+"""
+PARENTS = {492: 1, 495: 492, 493: 1, 494: 493, 5001: 1, 5002: 1}
+
+
+def test_nvidia_smi_per_process_memory_is_parsed_from_its_csv():
+    assert classroom.compute_apps(RECORDED_APPS) == {495: 1544, 494: 3592, 5001: 20480}
+    assert classroom.compute_apps("") == {} and classroom.compute_apps("No running processes found\n") == {}
+
+
+def test_each_student_counts_its_own_process_tree_and_nothing_else():
+    parents = {**PARENTS, 496: 495}  # a grandchild of student 492 too
+    assert classroom.process_tree(492, parents) == {492, 495, 496}
+    sampler = classroom.MemorySampler(gpu_index=0)
+    sampler.watch(492)
+    sampler.watch(493)
+    sampler.sample(RECORDED_APPS, parents)
+    sampler.sample("495, 1000\n496, 900\n494, 4000\n", parents)  # the peak is kept, summed over the tree
+    assert sampler.unwatch(492) == 1900 and sampler.unwatch(493) == 4000
+    assert not sampler.unmatched
+
+
+def test_process_ids_of_another_namespace_are_not_measured():
+    """In a container nvidia-smi may list the host's process ids: no student's figure, not a zero."""
+    sampler = classroom.MemorySampler(gpu_index=0)
+    sampler.watch(492)
+    sampler.sample(RECORDED_APPS, {492: 1, 7: 1})
+    assert sampler.unmatched
+
+
+def test_the_student_settings_share_the_gpu_so_that_every_legate_runtime_fits():
+    free = 140 * 2**30
+    for students in (1, 4, 16, 64):
+        settings = classroom.student_settings(students, free)
+        assert settings["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+        fbmem = int(settings["LEGATE_CONFIG"].split("--fbmem ")[1]) * 2**20
+        assert students * fbmem <= free / 2, students  # half the GPU at most goes to Legate's reservations
+    assert classroom.student_settings(16, None)["LEGATE_CONFIG"].startswith("--cpus 1 --gpus 0")
+
+
+@pytest.mark.parametrize("given, counts", [((3, None), [3]), ((None, "4,8,16"), [1, 4, 8, 16]), ((None, "1,2"), [1, 2])])
+def test_the_classroom_sizes_to_run(given, counts):
+    assert classroom.ramp_counts(*given) == counts
+
+
+@pytest.mark.parametrize("args, said", [(["--ramp", "4,2"], "--ramp takes growing counts"),
+                                        (["--ramp", "1,x"], "--ramp takes student counts"),
+                                        (["--ramp", "0,4"], "--ramp takes growing counts"),
+                                        (["--ramp", "4,4"], "--ramp takes growing counts"),
+                                        (["--students", "0"], "--students must be at least 1"),
+                                        (["--students", "2", "--ramp", "1,2"], "not both"),
+                                        (["--students", "2", "--stagger", "-1"], "--stagger must be >= 0"),
+                                        (["--students", "2", "--summary", "x.md"], "writes classroom.md to --out")])
+def test_bad_classroom_options_get_one_line(args, said, capsys):
+    assert main(["instructor-check", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0], err
+
+
+def _notebook(path, *cells):
+    """A notebook of (source, stdout) cells, executed as nbval expects (counts, recorded outputs)."""
+    made = [new_code_cell(source, execution_count=i + 1,
+                          outputs=[new_output("stream", name="stdout", text=out)] if out else [])
+            for i, (source, out) in enumerate(cells)]
+    notebook = new_notebook(cells=made)
+    notebook.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nbformat.write(notebook, path)
+    return str(path)
+
+
+def _passing(tmp_path):
+    return _notebook(tmp_path / "passing.ipynb", ("print(1 + 1)", "2\n"))
+
+
+def test_students_run_every_notebook_and_a_failure_stops_no_one(tmp_path, capsys):
+    failing = _notebook(tmp_path / "failing.ipynb", ("x = 1", None),
+                        ("import numpy as np\nnp.ones(3) + np.ones(4)", None), ("print(x)", "1\n"))
+    out = tmp_path / "out"
+    out.mkdir()
+    code = main(["instructor-check", "--students", "2", "--stagger", "1", "--size", "small", "--out", str(out),
+                 failing, _passing(tmp_path)])
+    assert code == 1
+    record = classroom.load(out / "classroom.json")
+    assert record["provenance"]["commit"] == measure.commit()
+    (step,) = record["steps"]
+    assert not step["passed"] and step["memory"] == ("measured" if gpus() else "no GPU")
+    assert step["settings"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
+    by = {(a["student"], a["notebook"]): a for a in step["attempts"]}
+    assert sorted(by) == [(1, "failing.ipynb"), (1, "passing.ipynb"), (2, "failing.ipynb"), (2, "passing.ipynb")]
+    message = "Cell 1: ValueError: operands could not be broadcast together with shapes (3,) (4,)"
+    assert [by[s, "failing.ipynb"]["failure"] for s in (1, 2)] == [message, message]
+    assert all(by[s, "passing.ipynb"]["passed"] and by[s, "passing.ipynb"]["seconds"] > 0 for s in (1, 2))
+    assert step["first_failure"]["message"] == message and record["largest_passing"] is None
+    summary = (out / "classroom.md").read_text()
+    assert summary.startswith("# Classroom check: students on one GPU")
+    assert f"| 2 | failing.ipynb | FAIL: {message} |" in summary
+    assert ("MiB |" if gpus() else "| no GPU |") in summary
+
+
+def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_failure(tmp_path, monkeypatch):
+    """Notebook runs faked: 10 s alone, 15 s with 2 students, 25 s (2.5x) with 4; 8 is never tried."""
+    def fake_run(room, student, notebook, folder):
+        return classroom.Attempt(student, notebook.name, True, {1: 10.0, 2: 15.0, 4: 25.0}[room.students], 700 + student)
+
+    monkeypatch.setattr(classroom.Classroom, "_run_notebook", fake_run)
+    payload = classroom.ramp([tmp_path / "a.ipynb", tmp_path / "b.ipynb"], [1, 2, 4, 8], 0, 60, "small", log=lambda _: None)
+    record = measure.record(classroom.KIND, payload)
+    assert [step["students"] for step in record["steps"]] == [1, 2, 4] and record["largest_passing"] == 2
+    alone, two, four = record["steps"]
+    assert alone["within_limit"] is None and two["within_limit"] is True and four["within_limit"] is False
+    assert all(step["passed"] for step in record["steps"]), "every notebook passed: four failed on time alone"
+    assert [a["slowdown"] for a in two["attempts"]] == [1.5] * 4 and four["attempts"][0]["slowdown"] == 2.5
+    assert [(a["student"], a["notebook"]) for a in two["attempts"]] == [(1, "a.ipynb"), (1, "b.ipynb"),
+                                                                       (2, "a.ipynb"), (2, "b.ipynb")]
+    figures = classroom.summary_figures(record)
+    assert figures == {"largest": 2, "worst_slowdown": 1.5, "wall_s": two["wall_s"],
+                       "peak_mib": 701, "first_failure": None}
+    assert "2 at once passed every notebook" in results.classroom_summary(record)
+    assert "## 4 student(s): FAILED" in classroom.markdown(record)
+
+
+def _read(pid: int, name: str) -> str:
+    try:
+        with open(f"/proc/{pid}/{name}") as file:
+            return file.read()
+    except OSError:
+        return ""  # ended
+
+
+def test_a_stuck_notebook_is_stopped_at_its_time_limit(tmp_path):
+    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
+    sampler = classroom.MemorySampler(None)
+    room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 4, dict(os.environ), sampler)
+    assert stuck and room.run() < 10
+    (attempt,) = room.attempts
+    assert not attempt.passed and attempt.failure == "stopped after 4 s: the notebook's time limit (--timeout)"
+
+
+def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
+    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
+    proc = subprocess.Popen([sys.executable, "-m", "gs_course.cli", "instructor-check", "--students", "2",
+                             "--stagger", "0", stuck], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=measure.ROOT)
+    deadline = time.time() + 120
+    tree = set()
+    while time.time() < deadline:  # until both students' kernels run
+        tree = classroom.process_tree(proc.pid, classroom._parents())
+        kernels = [pid for pid in tree if "ipykernel" in _read(pid, "cmdline")]
+        if len(kernels) == 2:
+            break
+        time.sleep(0.5)
+    assert len(tree) > 3, "the students never started"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "every student's notebook was stopped" in err
+    assert not [pid for pid in tree - {proc.pid} if classroom.running(pid)], "a child outlived the classroom"
+    assert json.dumps(err).count("Traceback") == 0
