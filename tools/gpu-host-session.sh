@@ -35,6 +35,10 @@
 #   benchcn   cuPyNumeric's part of the course benchmark alone                            (GPU 0)
 #   check0    the instructor check of the four tutorials at full size                    (GPU 0)
 #   tests1    the test suite, every backend required                                     (GPU 1)
+#   day       (one H200, 2026-12-01) several steps a launch tuned and benchmarked, the GPU
+#             tests of the checkers, the cuda.core route and the new formulations; once
+#             cuPyNumeric has arrived, the instructor check of the four tutorials in the
+#             school's order, alone; then 16 students at once                           (GPU 0)
 #
 # Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
 # into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
@@ -70,6 +74,13 @@ suite() { # suite SECONDS GPU [VAR=value...]: the test suite as a step (the inst
   step "$limit" "$gpu" tests env "$@" bash tools/gpu-host-tests.sh -n 8 -m "not packaging and not browser" \
     --ignore=tests/test_notebooks.py \
     --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests
+}
+
+wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has arrived and unpacked
+  local deadline=$((SECONDS + $1))
+  while [ ! -f /tmp/gpusite-cn/.done ] && [ $SECONDS -lt $deadline ]; do sleep 5; done
+  # shellcheck disable=SC1091
+  source .gpuwheels/install-on-gpu-host.sh >&2
 }
 
 chain() { # the body of one chain, run in the background by `launch`
@@ -127,6 +138,14 @@ chain() { # the body of one chain, run in the background by `launch`
     benchcn) step 300 0 bench-cupynumeric bash -c 'bash tools/gpu-host-measure.sh bench bench --only cupynumeric/ --budget 35 --repeats 1 --out "$OUT"' ;;
     check0) step 400 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 1 2 3 4 ;;
     tests1) suite 400 1 ;;
+    day)
+      step 200 0 multistep bash tools/gpu-host-multistep.sh
+      step 240 0 gputests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 8 \
+        -m "not packaging and not browser" GPU_TESTS_PLACEHOLDER
+      wait_for_cupynumeric 400
+      step 360 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 3 2 1 4
+      step 720 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 3 --timeout 420 \
+        --out "$out/classroom" ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }

@@ -213,8 +213,8 @@ def steps_task(halo: int):
     and columns only) reaches `halo` cells beyond the matching piece of the output (`bloat`), so
     Legate may split the grid freely.
 
-    U and V are stacked in one array: one halo to exchange, one constraint (`align("u", "v")`
-    beside two `bloat`s silently dropped the halos)."""
+    U and V are stacked in one array: one halo to exchange and one constraint (with two arrays,
+    an `align("u", "v")` beside their two `bloat`s drops the halos)."""
     grow = (0, halo, halo)
     return task(
         variants=(VariantCode.CPU, VariantCode.GPU),
