@@ -140,6 +140,7 @@ CUPY_FORMULATIONS = {
     "raw": "one `RawKernel` a step, one thread a cell",
     "graph": "the same, an image's launches replayed as a CUDA graph",
     "strip": "the strip kernel as a graph (a thread walks down a column)",
+    "multistep": "several steps a launch, each block's tile kept in shared memory",
 }
 
 

@@ -393,4 +393,4 @@ class CupyMultistep(CupyGraph):
 
 FORMULATIONS = {cls.formulation: cls
                 for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip, CupyMultistep)}
-DEFAULT_FORMULATION = FASTEST = "strip"
+DEFAULT_FORMULATION = FASTEST = "multistep"

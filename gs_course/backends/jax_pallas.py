@@ -29,7 +29,7 @@ from ..parameters import Parameters
 
 #: Cells a block (rows, cols), a power of two each: `tools/gpu-host-multistep.py --apply-best` sets
 #: the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
-BLOCK = (16, 128)
+BLOCK = (16, 64)
 
 
 def layout_shape(rows: int, cols: int, block: tuple[int, int]) -> tuple[int, int]:

@@ -107,7 +107,7 @@ class Blocking:
 
 #: The `multistep` formulation's default shape: `tools/gpu-host-multistep.py --apply-best` sets it
 #: to the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
-BLOCKING = Blocking()
+BLOCKING = Blocking(tile_cols=112, tile_rows=80, halo=8, depth=8, threads=(256, 4))
 
 
 def launch_depths(steps: int, depth: int) -> list[int]:
