@@ -18,6 +18,8 @@ the cell still fails, so `Run all` and nbval stop there. Other checker modules r
 from __future__ import annotations
 
 import contextlib
+import itertools
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .legate_check import library_calls_in_tasks
 from .model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step
 from .notebooks import YOUR_TURN_MESSAGE
 from .parameters import Parameters
@@ -100,6 +103,9 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
     unwritten = np.isnan(got) & ~np.isnan(want)
     if unwritten.all():
         raise NotYet(f"{what} was never written: it still holds what its array held before")
+    if not got.any() and want.any():  # a task's output is handed over fresh: zeros, whatever was in it
+        raise NotYet(f"{what} holds zeros only: it was never written (an array from empty_like or zeros that "
+                     "nothing filled; a task writes its outputs through np.asarray(u_out)[:] = ...)")
     for value, mistake in mistakes:
         if _close(got, np.asarray(value, np.float64), max(atol, 1e-4)):
             raise NotYet(f"{what} is off: {mistake}")
@@ -136,8 +142,20 @@ _BORDER_MISTAKES = (
 )
 
 
+def _nearest_four(a: np.ndarray) -> np.ndarray:
+    """The sum of each cell's four nearest neighbours (no diagonals), those outside the grid left out."""
+    padded = np.pad(a, 1)
+    return padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+
+
+_FIVE_POINT = ("it is the five-point stencil (the four nearest neighbours): the model sums over the 3 x 3 "
+               "window, all eight neighbours, the diagonals included")
+
+
 def _laplacian_mistakes(a: np.ndarray):
     yield from ((wrong(a), hint) for wrong, hint in _BORDER_MISTAKES)
+    for counts in (_nearest_four(np.ones_like(a)), 4):  # each cell's own count of neighbours, or 4 everywhere
+        yield _nearest_four(a) - counts * a, _FIVE_POINT
     yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
 
@@ -157,16 +175,31 @@ def _step_mistakes(u, v, p):
     yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
     yield right[::-1], "U and V are swapped: return u_next, v_next in that order"
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
-    yield _step_with(u, v, p, dt_reaction=1.0, dt_diffusion=1.0), f"it is what dt on the feed term only gives: {every_term}"
-    yield _step_with(u, v, p, dt_reaction=1.0, dt_feed=1.0), f"it is what dt on the diffusion terms only gives: {every_term}"
+    groups = ("feed", "reaction", "diffusion")
+    for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
+        without = {f"dt_{g}": 1.0 for g in groups if g not in with_dt}
+        yield (_step_with(u, v, p, **without),
+               f"it is what dt on the {' and '.join(with_dt)} terms only gives (none on the "
+               f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
     yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
+    yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
     for wrong, hint in _BORDER_MISTAKES:
         yield _step_with(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
+    for counts in (_nearest_four(np.ones_like(u)), 4):
+        yield _step_with(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
+
+
+#: The parameters a function uses when it reads the notebook's `params` (the course's defaults)
+#: instead of the `p` it is given.
+_DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the parameters your function is "
+                       "given (p), not the notebook's params")
 
 
 def _state_mistakes(rows, cols, steps):
-    """(u, v) of a time loop that runs one step too few or too many, or returns the start state."""
+    """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
+    uses the default parameters."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
+    yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
 
@@ -210,17 +243,10 @@ def _jax(device_type):
     return None
 
 
-def _jaxpr(jax, function, args, what: str):
+def _jaxpr(jax, function, args, what: str, hints=()):
     """The program jax.jit makes of `function`, or the hint for why it cannot make one."""
-    errors = jax.errors
-    try:
+    with their_errors(what, hints):
         return jax.make_jaxpr(function)(*args)
-    except errors.TracerArrayConversionError:
-        raise NotYet(f"{what} does not run under jax.jit: it hands a JAX array to NumPy (np.pad, np.roll, "
-                     "np.asarray...), which needs its values on the host. Use jnp's functions") from None
-    except (errors.ConcretizationTypeError, errors.TracerBoolConversionError, errors.TracerIntegerConversionError):
-        raise NotYet(f"{what} does not run under jax.jit: it needs an array's value in Python (if, float(), "
-                     "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
 
 
 def _equations(jaxpr):
@@ -234,42 +260,151 @@ def _equations(jaxpr):
                     yield from _equations(inner)
 
 
+#: Conversions of arrays smaller than this are a library's own bookkeeping (cuPyNumeric's `roll`
+#: turns its shift tuple into an array and back), not a grid's round trip: the checkers' grids are
+#: at least 35 x 41 cells.
+_BOOKKEEPING_CELLS = 64
+
+
+def _library(device_type) -> str | None:
+    return device_type.__module__.split(".")[0] if device_type is not None else None
+
+
 @contextlib.contextmanager
 def _no_host_round_trip(device_type, what: str):
-    """A copy of a device array to NumPy (np.asarray, a NumPy function the library does not take
-    over through __array_function__) goes unnoticed with cuPyNumeric, which converts silently: its
-    conversion is watched while the student runs."""
-    convert = getattr(device_type, "__array__", None) if device_type is not None else None
-    if convert is None or device_type.__module__.split(".")[0] in ("jax", "cupy"):  # JAX traced, CuPy refuses
+    """A copy of a device array to the host, while the student runs: cuPyNumeric converts silently
+    (np.asarray, a NumPy function it does not take over), so its `__array__` is watched; CuPy
+    refuses an implicit conversion but copies when asked (`a.get()`, `cupy.asnumpy`), so its `get`
+    is watched. JAX is traced instead (`_jaxpr`)."""
+    library = _library(device_type)
+    name = {"cupy": "get"}.get(library, "__array__")
+    convert = getattr(device_type, name, None) if library not in (None, "jax") else None
+    if convert is None:
         yield
         return
     calls = []
 
     def watched(self, *args, **kwargs):
-        calls.append(self.shape)
+        if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS:
+            calls.append(self.shape)
         return convert(self, *args, **kwargs)
 
-    device_type.__array__ = watched
+    try:
+        setattr(device_type, name, watched)
+    except TypeError:  # a type that cannot be changed: not watched
+        yield
+        return
     try:
         yield
     finally:
-        device_type.__array__ = convert
+        setattr(device_type, name, convert)
     if calls:
-        raise NotYet(f"{what} copies arrays to the host ({len(calls)} times: np.asarray, or a NumPy function "
-                     f"that {device_type.__module__.split('.')[0]} does not take over), and back: a round trip "
-                     "through the host at every call. Use the library's own functions (cnp.pad, cnp.roll...)")
+        how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
+               f"np.asarray, or a NumPy function that {library} does not take over, and back")
+        raise NotYet(f"{what} copies arrays to the host ({len(calls)} times: {how}): a round trip through the "
+                     f"host at every call. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
+                     ".pad, .roll...), which keep the arrays on the device")
 
 
-def _call(student, args, device_type, what: str):
-    """student(*args), with CuPy's refusal of an implicit host copy told as a hint."""
-    with _no_host_round_trip(device_type, what):
-        try:
-            return student(*args)
-        except TypeError as err:
-            if "Implicit conversion to a NumPy array is not allowed" in str(err):
-                raise NotYet(f"{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does "
-                             "not take over): use cupy's functions (xp.pad...), which keep it on the GPU") from None
-            raise
+@contextlib.contextmanager
+def _unwritten_as_nan(device_type):
+    """`empty` and `empty_like` of the student's library fill float arrays with NaN while the
+    student runs: an output made with them and never written then shows as such (`compare`), where
+    it would hold zeros or an earlier array's values."""
+    import importlib
+
+    library = _library(device_type) or "numpy"
+    if library == "jax":
+        yield
+        return
+    module = importlib.import_module(library)
+    originals = {name: getattr(module, name) for name in ("empty", "empty_like") if hasattr(module, name)}
+
+    def filled(original):
+        def make(*args, **kwargs):
+            made = original(*args, **kwargs)
+            if np.dtype(made.dtype).kind == "f":
+                made.fill(np.nan)
+            return made
+        return make
+
+    for name, original in originals.items():
+        setattr(module, name, filled(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
+#: Errors that common mistakes raise inside the student's function, and the line each gets:
+#: (exception types, pattern of the message, hint; {what} is the function, {shapes} the shapes
+#: the message names).
+_KNOWN_ERRORS = (
+    (TypeError, "Implicit conversion to a NumPy array is not allowed",
+     "{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does not take over): use "
+     "cupy's functions (xp.pad...), which keep it on the GPU"),
+    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|operands could not be",
+     "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
+     "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]"),
+    (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
+     "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
+     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry"),
+    (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
+     "{what}: the loop's body must return its carry as it got it, a tuple (u, v) of the same shapes and dtypes "
+     "(not a list, not one array)"),
+    (NotImplementedError, r"Only support mode='same'",
+     "{what}: cnp.convolve computes mode='same' only (the result the grid's size): cnp.convolve(a, window, "
+     "mode='same')"),
+)
+
+
+def _shapes(message: str) -> str:
+    shapes = re.findall(r"\(\d+(?:,\s*\d+)*,?\)", message)
+    return " and ".join(dict.fromkeys(s.replace(" ", "") for s in shapes)) or "see the error"
+
+
+@contextlib.contextmanager
+def their_errors(what: str, hints=()):
+    """An error raised in the student's function by a common mistake becomes that mistake's line,
+    shown alone: `hints` (the exercise's own, tried first) then `_KNOWN_ERRORS`, each
+    (exception types, pattern of the message, hint). JAX's errors of a function that needs values
+    under jit are told as such. Any other error shows as it is."""
+    try:
+        yield
+    except NotYet:
+        raise
+    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
+        jax = sys.modules.get("jax")
+        if jax is not None:
+            _jax_error_as_hint(jax, err, what)
+        message = str(err)
+        for kind, pattern, hint in (*hints, *_KNOWN_ERRORS):
+            if isinstance(err, kind) and re.search(pattern, message):
+                first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+                raise NotYet(hint.format(what=what, shapes=_shapes(message), message=first[:200])) from None
+        raise
+
+
+def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
+    errors = jax.errors
+    if isinstance(err, errors.TracerArrayConversionError):
+        raise NotYet(f"{what} does not run under jax.jit: it hands a JAX array to NumPy (np.pad, np.roll, "
+                     "np.asarray...), which needs its values on the host. Use jnp's functions") from None
+    if isinstance(err, (errors.ConcretizationTypeError, errors.TracerBoolConversionError,
+                        errors.TracerIntegerConversionError)):
+        raise NotYet(f"{what} does not run under jax.jit: it needs an array's value in Python (if, float(), "
+                     "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
+
+
+def _call(student, args, device_type, what: str, hints=()):
+    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints."""
+    if _library(device_type) == "cupynumeric":
+        hint = library_calls_in_tasks(student)
+        if hint:
+            raise NotYet(hint)
+    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints):
+        return student(*args)
 
 
 # The checkers.
@@ -348,6 +483,14 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     rows, cols = _grid(np.random.default_rng())
     steps = 100
     u0, v0 = initial_state(rows, cols)
+    jax = _jax(device_type)
+    if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
+        program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
+                         "your time loop")
+        if not any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr)):
+            raise NotYet(f"your time loop unrolls into {len(list(_equations(program.jaxpr)))} operations: it is a "
+                         "Python loop traced step by step (and compiled as such, for minutes). Use lax.fori_loop so "
+                         "that one loop runs on the device")
     got = _pair(_call(student, (to_device(u0.copy()), to_device(v0.copy()), PARAMS, steps), device_type,
                       "your time loop"), "your time loop")
     want = reference_run(rows, cols, steps, PARAMS)
@@ -356,14 +499,6 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     for index, (name, g, w) in enumerate(zip("uv", got, want)):
         compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
                 PARITY_ATOL, _per_array(mistakes, index))
-    jax = _jax(device_type)
-    if jax is not None:
-        program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
-                         "your time loop")
-        if not any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr)):
-            raise NotYet(f"your time loop is right but unrolls into {len(list(_equations(program.jaxpr)))} "
-                         "operations: it is a Python loop traced step by step. Use lax.fori_loop so that one loop "
-                         "runs on the device")
     ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else ""))
 
 
@@ -416,6 +551,14 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes)
 
 
+#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant.
+_BATCH_ERRORS = (
+    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
+     "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
+     "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
+)
+
+
 def batch(student, device_type: type | None = None) -> None:
     """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
     (feed, kill) pair: shape (pairs, rows, cols). With JAX, the pairs must be one vmap, not a
@@ -423,20 +566,20 @@ def batch(student, device_type: type | None = None) -> None:
     feeds = np.array([0.022, 0.03, 0.046], np.float32)
     kills = np.array([0.051, 0.06, 0.063], np.float32)
     rows, cols, steps = 33, 41, 60
-    got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch"), "your batch",
-                    device_type)
+    got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
+                    "your batch", device_type)
     if got.shape != (len(feeds), rows, cols):
         raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
     for i, (f, k) in enumerate(zip(feeds, kills)):
         p = Parameters(feed=float(f), kill=float(k))
-        _, v = reference_run(rows, cols, steps, p)
+        u, v = reference_run(rows, cols, steps, p)
         _, swapped = reference_run(rows, cols, steps, Parameters(feed=float(k), kill=float(f)))
         compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
-                [(swapped, "F and k are swapped")])
+                [(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair")])
     jax = _jax(device_type)
     if jax is not None:
         sizes = [len(list(_equations(_jaxpr(jax, lambda: student(feeds[:n], kills[:n], rows, cols, steps), (),
-                                            "your batch").jaxpr))) for n in (2, 3)]
+                                            "your batch", _BATCH_ERRORS).jaxpr))) for n in (2, 3)]
         if sizes[1] > sizes[0]:
             raise NotYet(f"your batch is right, but its program grows with the pairs ({sizes[0]} operations for 2, "
                          f"{sizes[1]} for 3): a Python loop over the pairs. Write one pair's run and jax.vmap it")
@@ -475,20 +618,29 @@ def _watched_writers():
     finally:
         for (cls, name), original in originals.items():
             setattr(cls, name, original)
+        ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
+        started = set(threading.enumerate()) - threads_before - ours
+        for thread in started:  # the student's own first (their writers are theirs); a library's daemons briefly
+            thread.join(timeout=1 if thread.daemon else 10)
+        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]
         for writer in seen["background"]:
-            if writer._thread.is_alive():
+            if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
                 seen["left_open"].append(writer)
                 with contextlib.suppress(Exception):  # the student's error, if any, is the one to show
                     writer.close()
         for writer in seen["frames"]:
-            if writer._file:
+            if getattr(writer, "_file", None):  # None where its __init__ failed or has not finished
                 seen["left_open"].append(writer)
                 with contextlib.suppress(Exception):
                     writer.close()
-        started = set(threading.enumerate()) - threads_before
-        for thread in started:  # a library's own (daemon) threads may live on: not waited for long
-            thread.join(timeout=1 if thread.daemon else 10)
-        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]
+
+
+#: h5py's words for an image of another shape than the file's: (rows, cols) it must be.
+_WRITE_ERRORS = (
+    ((TypeError, ValueError), r"[Cc]an't broadcast",
+     "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
+     "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+)
 
 
 def saved_images(student, backend: str, overlapped: bool = False) -> None:
@@ -504,7 +656,7 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
     simulation = create(backend, PARAMS, rows, cols)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "images.h5"
-        with _watched_writers() as seen:
+        with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
             student(simulation, path, nbimage, nbextrastep)
         if seen["alive"]:
             raise NotYet(f"a thread you started ({seen['alive'][0].name}) still runs after your function returned: "
@@ -633,23 +785,28 @@ def elementwise_update(body: str, laplacian):
     return kernel
 
 
-def _trial_in_a_child(body: str) -> None:
-    """Run the student's kernel once in a separate process first: a kernel that touches memory far
-    outside its arrays, or never ends, costs that process its GPU context, not the notebook's."""
-    code = "import sys; from gs_course import check; check._trial(sys.stdin.read())"
+def trial_in_a_child(trial: str, body: str) -> None:
+    """Run the student's kernel once in a separate process first (`trial`, "module:function", is
+    called there with `body`): a kernel that touches memory far outside its arrays, or never ends,
+    costs that process its GPU context, not the notebook's. Any failure of the child is the
+    kernel's: CUDA names a wild access in several ways (an illegal address, an invalid address
+    space, a launch failure...), and a kernel that does not compile is left to the notebook's
+    process, which reports the compiler's lines."""
+    module, function = trial.split(":")
+    code = f"import sys; from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]} as m; m.{function}(sys.stdin.read())"
     try:
-        child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=30)
+        child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        raise NotYet("your kernel did not finish within 30 s on a small grid: a loop that never ends?") from None
-    if child.returncode != 0 and ("IllegalAddress" in child.stderr or "ILLEGAL_ADDRESS" in child.stderr
-                                  or "LaunchFailure" in child.stderr):
-        raise NotYet("your kernel read or wrote outside its arrays (tried in a separate process: this notebook's GPU "
-                     "is unharmed), most often at the border: keep the window inside the grid (r from max(row - 1, 0) "
-                     "to min(row + 1, rows - 1), the same for columns)")
+        raise NotYet("your kernel did not finish within 60 s on a small input: a loop that never ends?") from None
+    if child.returncode != 0:
+        last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
+        raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "
+                     "or writes outside its arrays, most often at the border or with an index far too large "
+                     f"({last[:160]})")
 
 
 def _trial(body: str) -> None:
-    """The child's side of `_trial_in_a_child`: one step on a small grid, no checking."""
+    """The child's side of `trial_in_a_child`: one step on a small grid, no checking."""
     import cupy
 
     from .backends.cupy_backend import launch_step, scalars
@@ -673,7 +830,7 @@ def step_kernel(body: str):
         return None
     from .backends.cupy_backend import launch_step, scalars
 
-    _trial_in_a_child(body)
+    trial_in_a_child("gs_course.check:_trial", body)
     kernel = cupy.RawKernel(STEP_KERNEL.replace("BODY", body), "step")
 
     def launch(u, v, u_next, v_next, p):
@@ -723,12 +880,11 @@ def pinned_fetch(student) -> None:
     """`student(v, stream)` must return V in a host array of pinned (page-locked) memory, the copy
     queued on `stream`, without waiting for it. Each V given is complete before the call (the
     checker waits for its upload): the student orders nothing. Checked twice: once plainly (type,
-    memory, values), once with `stream` held busy, which shows whether the fetch waits for it.
-    Which stream did the copy is not checked: a copy on the default stream does not wait for a
-    non-blocking `stream` either, and telling them apart would rest on the hold kernel's holding,
-    which the checker cannot confirm; a right answer must never be refused, so the message says
-    what was checked and what was not. A hold that does not hold lets a waiting fetch pass, never
-    refuses a right one."""
+    memory, values), once with `stream` held busy: a fetch that waits for the copy returns late; a
+    copy queued elsewhere than on `stream` (the default stream) fills the array while `stream` is
+    still held. Whether `stream` was still held when the array was looked at is read from an event
+    queued behind the hold: where it was not (a hold that did not hold), which stream copied is not
+    told, and the line says so, so that a right answer is never refused."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
         _refuse_the_placeholder(student)  # without a GPU, at least this much
@@ -764,22 +920,37 @@ def pinned_fetch(student) -> None:
     v, want = upload()
     release = cupyx.zeros_pinned((1,), np.int32)
     hold = cupy.RawKernel(_HOLD_KERNEL, "hold")
+    held = cupy.cuda.Event(disable_timing=True)
     with stream:
         hold((1,), (1,), (np.uint64(release.ctypes.data), np.int64(_HOLD_S * 1e9)))
+        held.record(stream)  # done once the hold ends: anything queued on `stream` behind it has not run before
     try:
         started = time.perf_counter()
         got = student(v, stream)
         waited = time.perf_counter() - started > _HOLD_S / 2
+        copied_while_held = False
+        while not waited and isinstance(got, np.ndarray) and time.perf_counter() - started < _HOLD_S / 3:
+            if got.shape == want.shape and np.array_equal(got, want) and not held.done:
+                copied_while_held = True
+                break
+            time.sleep(0.01)
+        still_held = not held.done
     finally:
         release[0] = 1
         cupy.cuda.Device().synchronize()
     if waited:
         raise NotYet("your fetch waits for the copy (blocking=True, or a synchronize): queue it on the stream with "
                      "blocking=False and return at once; whoever needs the values waits for the stream")
+    if copied_while_held:
+        raise NotYet("your copy ran while `stream` was busy, so it was not queued on `stream` (the default stream?): "
+                     "pass stream=stream, blocking=False, so that it runs after the work queued before it")
     compare(got, want, "your fetched V (a second time, with the stream busy)", 0.0)
-    ok("pinned fetch: V in page-locked memory with the right values, and your fetch returned without waiting "
-       "for the busy stream. Not checked: which stream did the copy (one on the default stream does not wait "
-       "either); pass stream=stream, blocking=False")
+    if not still_held:
+        ok("pinned fetch: V in page-locked memory with the right values, and your fetch returned without waiting. "
+           "Not checked: which stream did the copy (the checker's hold on the stream ended too early to tell)")
+        return
+    ok("pinned fetch: V in page-locked memory with the right values, copied on `stream` after the work queued "
+       "before it, and your fetch returned without waiting")
 
 
 # JAX on several devices: the halo exchange of a grid split in bands of rows.
@@ -843,6 +1014,14 @@ def _exchange_hint(grid: np.ndarray, got: dict, bands: int) -> str:
     return ""
 
 
+#: A collective given an axis name that the mesh does not have fails with a bare AssertionError.
+_EXCHANGE_ERRORS = (
+    ((AssertionError, NameError, ValueError), r"^$|axis name|unbound axis",
+     "{what} names an axis the mesh does not have: the mesh's one axis is \"rows\", "
+     "lax.ppermute(x, \"rows\", pairs)"),
+)
+
+
 def halo_exchange(student) -> None:
     """`student(band, bands)`, run by `jax.shard_map` on every device's band of rows (mesh axis
     "rows", `bands` devices), must return (the row just above its band, the row just below it),
@@ -863,8 +1042,9 @@ def halo_exchange(student) -> None:
 
         def each_band(band, bands=bands):
             rows = student(band, bands)
-            if not isinstance(rows, tuple) or len(rows) != 2:
+            if not isinstance(rows, (tuple, list)) or len(rows) != 2:
                 raise NotYet("your exchange must return a pair (row above, row below)")
+            rows = tuple(rows)  # a list is a pair too
             for side, row in zip(("above", "below"), rows):
                 if row.shape != (1, band.shape[1]):
                     raise NotYet(f"your row {side} has shape {row.shape}, expected (1, {band.shape[1]}): "
@@ -874,7 +1054,7 @@ def halo_exchange(student) -> None:
         mesh = Mesh(np.array(devices[:bands]), (AXIS,))
         spec = PartitionSpec(AXIS)
         program = jax.jit(jax.shard_map(each_band, mesh=mesh, in_specs=spec, out_specs=(spec, spec)))
-        jaxpr = _jaxpr(jax, program, (grid,), "your exchange")
+        jaxpr = _jaxpr(jax, program, (grid,), "your exchange", _EXCHANGE_ERRORS)
         got = dict(zip(("above", "below"), (_to_numpy(rows, "your rows", None) for rows in program(grid))))
         mistakes = _exchange_mistakes(grid, got, bands)
         if mistakes:

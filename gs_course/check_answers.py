@@ -1,0 +1,446 @@
+"""The answers `gs_course.check_harness` gives the checkers: each exercise as its notebook has it
+(the names its cell uses, the solved cell with its checker call), then the cases. A case is one
+line: the exercise, the answer (the reference with (old, new) words replaced, or a whole cell), the
+verdict, a piece of the line it must get, and where it runs ("gpu": CuPy on an NVIDIA GPU only;
+"cpu": without one only). The wrong answers are those students type (issues 12 and 29's playtests,
+and others of the same kinds); the right ones are written in several ways.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+#: The verdicts a case can expect: the checker's tick, its NotYet, its "not checked" line.
+PASS, FAIL, NOT_CHECKED = "pass", "fail", "not checked"
+
+
+@dataclasses.dataclass(frozen=True)
+class Exercise:
+    """An exercise as its notebook has it: `setup` makes the names its cell uses (run once per
+    case, in a fresh module), `answer` is the solved cell, ending with the checker's call."""
+
+    setup: str
+    answer: str
+    own_process: bool = False  # JAX on four CPU devices: XLA_FLAGS read once, before JAX starts
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One answer and what the checker must say. `answer`: the reference answer with each
+    (old, new) replaced (old must occur), or a whole cell (a str). `hint`: a regular expression
+    that the checker's line must contain. `where`: "gpu" (CuPy on an NVIDIA GPU only), "cpu"
+    (without one only), "" (both)."""
+
+    exercise: str
+    answer: tuple | str
+    verdict: str
+    hint: str = ""
+    where: str = ""
+    name: str = ""
+
+    def source(self, exercises: dict) -> str:
+        if isinstance(self.answer, str):
+            return self.answer
+        text = exercises[self.exercise].answer
+        for old, new in zip(self.answer[::2], self.answer[1::2]):
+            if old not in text:
+                raise ValueError(f"{self.exercise}: {old!r} is not in the reference answer")
+            text = text.replace(old, new)
+        return text
+
+    @property
+    def label(self) -> str:
+        what = self.name or (" -> ".join(self.answer[:2]) if isinstance(self.answer, tuple) else "whole cell")
+        return f"{self.exercise}: {what}"[:110]
+
+
+
+_JAX = """
+import jax, jax.numpy as jnp, numpy as np
+from functools import partial
+from jax import lax
+from gs_course import check, model
+from gs_course.parameters import Parameters
+params = Parameters()
+
+def laplacian(a):
+    rows, cols = a.shape
+    counts = jnp.asarray(model.window_counts(rows, cols))
+    padded = jnp.pad(a, 1)
+    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    return window_sum - counts * a
+
+def step(u, v, p):
+    uvv = u * v * v
+    return (u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u)),
+            v + p.dt * (p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v))
+"""
+
+_CUPYNUMERIC = """
+import functools
+import numpy as np
+from gs_course import backends, check, model
+backends.load("cupynumeric")
+import cupynumeric as cnp
+from legate.core import VariantCode, VariantOptions, broadcast
+from legate.core.task import InputArray, OutputArray, task
+from gs_course.parameters import Parameters
+params = Parameters()
+
+@functools.cache
+def window_counts(rows, cols):
+    return cnp.asarray(model.window_counts(rows, cols)).copy()
+
+def laplacian(a):
+    rows, cols = a.shape
+    counts = window_counts(rows, cols)
+    padded = cnp.pad(a, 1)
+    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    return window_sum - counts * a
+
+def step(u, v, p):
+    uvv = u * v * v
+    return (u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u)),
+            v + p.dt * (p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v))
+"""
+
+_CUPY = """
+import functools
+import numpy as np
+from gs_course import backends, check, cupy_check, model
+from gs_course.output import BackgroundWriter, FrameWriter
+from gs_course.parameters import Parameters
+params = Parameters()
+CUPY = backends.probe("cupy")
+if CUPY.ok:
+    import cupy, cupyx
+    xp = cupy
+else:
+    xp = np
+on_device = xp.ndarray if CUPY.ok else None
+BACKEND = "cupy" if CUPY.ok else "numpy"
+
+@functools.cache
+def window_counts(rows, cols):
+    return xp.asarray(model.window_counts(rows, cols))
+
+def laplacian(a):
+    rows, cols = a.shape
+    counts = window_counts(rows, cols)
+    padded = xp.pad(a, 1)
+    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    return window_sum - counts * a
+"""
+
+
+
+def _laplacian_of(setup: str) -> str:
+    """The Laplacian that `setup` defines, as the Laplacian exercise's answer."""
+    return "def laplacian(a):" + setup.split("def laplacian(a):")[1].split("\n\n")[0] + "\n\n"
+
+
+_SYNTHESIS = """
+import numpy as np
+from gs_course import analysis, backends
+from gs_course import analysis_check as check
+CUPY = backends.probe("cupy")
+if CUPY.ok:
+    import cupy
+    xp = cupy
+else:
+    xp = np
+on_device = xp.ndarray if CUPY.ok else None
+"""
+
+_STEP = """
+def step(u, v, p):
+    uvv = u * v * v
+    du = p.du * laplacian(u) - uvv + p.feed * (1 - u)
+    dv = p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v
+    return u + p.dt * du, v + p.dt * dv
+"""
+
+_STEP_TASK = """
+@task(variants=(VariantCode.CPU,),
+      constraints=(broadcast("u"), broadcast("v"), broadcast("u_out"), broadcast("v_out")),
+      options=VariantOptions(may_throw_exception=True))
+def steps_task(u: InputArray, v: InputArray, u_out: OutputArray, v_out: OutputArray,
+               steps: int, du: float, dv: float, feed: float, kill: float, dt: float) -> None:
+    p = Parameters(du, dv, feed, kill, dt)
+    a, b = np.asarray(u), np.asarray(v)
+    for _ in range(steps):
+        a, b = model.reference_step(a, b, p)
+    np.asarray(u_out)[:] = a
+    np.asarray(v_out)[:] = b
+
+def run_task(u, v, p, steps):
+    u_out, v_out = cnp.empty_like(u), cnp.empty_like(v)
+    steps_task(u, v, u_out, v_out, steps, p.du, p.dv, p.feed, p.kill, p.dt)
+    return u_out, v_out
+
+check.time_loop(run_task, device_type=cnp.ndarray, to_device=cnp.asarray)
+"""
+
+_STEP_BODY = '''
+step_body = """
+    const float uc = u[cell], vc = v[cell];
+    float lu = 0.0f, lv = 0.0f;
+    for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {
+        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {
+            lu += u[r * cols + c] - uc;
+            lv += v[r * cols + c] - vc;
+        }
+    }
+    const float uvv = uc * vc * vc;
+    u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));
+    v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);
+"""
+launch = check.step_kernel(step_body)
+'''
+
+_SAVE = """
+def save_images(simulation, path, nbimage, nbextrastep):
+    rows, cols = simulation.rows, simulation.cols
+    frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep, deflate=None)
+    with BackgroundWriter(frames) as writer:
+        for _ in range(nbimage):
+            simulation.advance(nbextrastep)
+            writer.write(simulation.fetch_v())
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+"""
+
+_HISTOGRAM_BODY = '''
+privatised = r"""
+    extern __shared__ unsigned int block_counts[];
+    for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;
+    __syncthreads();
+    for (int i = first; i < cells; i += stride) {
+        const int bin = min((int)(image[i] * bins), bins - 1);
+        atomicAdd(&block_counts[bin], 1u);
+    }
+    __syncthreads();
+    for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd(&image_counts[b], block_counts[b]);
+"""
+privatised_kernel = check.histogram_kernel(privatised)
+'''
+
+_BITONIC_BODY = '''
+bitonic_body = r"""
+    if (partner > i) {
+        const bool ascending = (i & k) == 0;
+        const float a = values[i], b = values[partner];
+        if ((a > b) == ascending) {
+            values[i] = b;
+            values[partner] = a;
+        }
+    }
+"""
+bitonic_sort = check.bitonic_step(bitonic_body)
+'''
+
+EXERCISES = {
+    "jax 2": Exercise(_JAX, _laplacian_of(_JAX) + "check.laplacian(laplacian, device_type=jax.Array, to_device=jnp.asarray)"),
+    "jax 3": Exercise(_JAX, _STEP + "check.step(step, device_type=jax.Array, to_device=jnp.asarray)"),
+    "jax 4": Exercise(_JAX, """
+@partial(jax.jit, static_argnums=(2, 3))
+def run(u, v, p, steps):
+    return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))
+
+check.time_loop(run, device_type=jax.Array, to_device=jnp.asarray)
+"""),
+    "jax 6": Exercise(_JAX, """
+def batch(feeds, kills, rows, cols, steps):
+    u0, v0 = (jnp.asarray(a) for a in model.initial_state(rows, cols))
+
+    def one_pair(feed, kill):
+        def body(_, uv):
+            u, v = uv
+            uvv = u * v * v
+            du = params.du * laplacian(u) - uvv + feed * (1 - u)
+            dv = params.dv * laplacian(v) + uvv - (feed + kill) * v
+            return u + params.dt * du, v + params.dt * dv
+
+        return lax.fori_loop(0, steps, body, (u0, v0))[1]
+
+    return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))
+
+check.batch(batch, device_type=jax.Array)
+"""),
+    "jax 7": Exercise(_JAX, """
+def exchange(band, bands):
+    down = [(i, i + 1) for i in range(bands - 1)]
+    up = [(i + 1, i) for i in range(bands - 1)]
+    above = lax.ppermute(band[-1:], "rows", down)
+    below = lax.ppermute(band[:1], "rows", up)
+    return above, below
+
+check.halo_exchange(exchange)
+""", own_process=True),
+    "cupynumeric 2": Exercise(_CUPYNUMERIC, _laplacian_of(_CUPYNUMERIC) + "check.laplacian(laplacian, device_type=cnp.ndarray, to_device=cnp.asarray)"),
+    "cupynumeric 5": Exercise(_CUPYNUMERIC, """
+window = cnp.ones((3, 3), dtype=np.float32)
+
+def laplacian_convolve(a):
+    counts = window_counts(*a.shape)
+    return cnp.convolve(a, window, mode="same") - counts * a
+
+check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarray)
+"""),
+    "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK),
+    "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),
+    "cupy 4": Exercise(_CUPY, _STEP_BODY),
+    "cupy 6": Exercise(_CUPY, """
+def fetch(v, stream):
+    out = cupyx.empty_pinned(v.shape, v.dtype)
+    cupy.asnumpy(v, stream=stream, out=out, blocking=False)
+    return out
+
+check.pinned_fetch(fetch)
+"""),
+    "cupy 7": Exercise(_CUPY, _SAVE),
+    "synthesis 1": Exercise(_SYNTHESIS, """
+def mass(images):
+    return images.sum(axis=(1, 2), dtype=np.float64)
+
+check.mass(mass, device_type=on_device, to_device=xp.asarray)
+"""),
+    "synthesis 2": Exercise(_SYNTHESIS, """
+map_expr = "v > threshold ? v : 0.0"
+reduce_expr = "a + b"
+identity = "0"
+spot_mass = check.spot_mass_kernel(map_expr, reduce_expr, identity)
+"""),
+    "synthesis 5": Exercise(_SYNTHESIS, """
+def deciles(images):
+    ordered = xp.sort(images.ravel())
+    index = np.floor(analysis.DECILES * (ordered.size - 1)).astype(np.int64)
+    edges = ordered[xp.asarray(index)]
+    return edges, xp.searchsorted(edges, images, side="right")
+
+check.deciles(deciles, device_type=on_device, to_device=xp.asarray)
+"""),
+    "synthesis 7": Exercise(_SYNTHESIS, _HISTOGRAM_BODY),
+    "synthesis 8": Exercise(_SYNTHESIS, _BITONIC_BODY),
+}
+
+_PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
+_TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarray(a), cnp.asarray(b), p)")
+
+CASES = [
+    # --- JAX ------------------------------------------------------------------------------------
+    Case("jax 2", (), PASS, "runs under jax.jit"),
+    Case("jax 2", ("padded[i : i + rows, j : j + cols]", "padded[i : i + rows - 1, j : j + cols]"), FAIL,
+         "different shapes.*padded\\[i : i \\+ rows, j : j \\+ cols\\]", name="a slice one row short"),
+    Case("jax 2", ("for i in range(3) for j in range(3))", "for i, j in ((0, 1), (1, 0), (1, 2), (2, 1)))",
+                   "window_sum - counts * a", "window_sum - 4 * a"), FAIL, "five-point stencil",
+         name="five-point stencil"),
+    Case("jax 3", (), PASS, "right with dt"),
+    Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return u + p.dt * (du - p.feed * (1 - u)) + p.feed * (1 - u), "
+                   "v + p.dt * (dv + (p.feed + p.kill) * v) - (p.feed + p.kill) * v"),
+         FAIL, "dt on the reaction and diffusion terms only", name="dt on all but the feed"),
+    Case("jax 3", ("p.du * laplacian(u)", "params.du * laplacian(u)", "p.dv * laplacian(v) + uvv - (p.feed + p.kill)",
+                   "params.dv * laplacian(v) + uvv - (params.feed + params.kill)", "p.feed * (1 - u)",
+                   "params.feed * (1 - u)", "u + p.dt * du, v + p.dt * dv", "u + params.dt * du, v + params.dt * dv"),
+         FAIL, "default parameters.*not the notebook's params", name="params instead of p"),
+    Case("jax 4", (), PASS, "one loop on the device"),
+    Case("jax 4", _PYTHON_LOOP, FAIL, "Python loop traced step by step", name="a Python for loop under jit"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv: step(*uv, p)"), FAIL, "body\\(i, carry\\)",
+         name="fori_loop body without the index"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p), (u, v))", "lambda i, u, v: step(u, v, p), (u, v))"), FAIL,
+         "body\\(i, carry\\)", name="fori_loop body taking u, v apart"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda _, uv: list(step(*uv, p))"), FAIL, "a tuple \\(u, v\\)",
+         name="fori_loop body returning a list"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda _, uv: step(*(jnp.asarray(np.asarray(x)) for x in uv), p)"),
+         FAIL, "does not run under jax.jit: it hands a JAX array to NumPy", name="np.asarray under jit"),
+    Case("jax 6", (), PASS, "one vmap"),
+    Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(0, None))"), FAIL, "in_axes",
+         name="in_axes=(0, None)"),
+    Case("jax 6", ("(u0, v0))[1]", "(u0, v0))[0]"), FAIL, "it is U: return V", name="U for V"),
+    Case("jax 7", (), PASS, "halo exchange: right"),
+    Case("jax 7", ("return above, below", "return [above, below]"), PASS, "halo exchange: right",
+         name="a list of the two rows"),
+    Case("jax 7", ('lax.ppermute(band[-1:], "rows", down)', 'lax.ppermute(band[-1:], "row", down)'), FAIL,
+         "axis the mesh does not have", name="a wrong axis name"),
+    # --- cuPyNumeric ----------------------------------------------------------------------------
+    Case("cupynumeric 2", (), PASS, "laplacian: right"),
+    Case("cupynumeric 2", "def laplacian(a):\n    return sum(cnp.roll(cnp.pad(a, 1), (-i, -j), axis=(0, 1))[1:-1, 1:-1] "
+         "for i in (-1, 0, 1) for j in (-1, 0, 1)) - window_counts(*a.shape) * a\n"
+         "check.laplacian(laplacian, device_type=cnp.ndarray, to_device=cnp.asarray)", PASS, "laplacian: right",
+         name="cnp.roll of the padded grid"),
+    Case("cupynumeric 2", ("padded = cnp.pad(a, 1)", "padded = cnp.asarray(np.pad(np.asarray(a), 1))"), FAIL,
+         "copies arrays to the host", name="np.pad through the host"),
+    Case("cupynumeric 5", (), PASS, "laplacian: right"),
+    Case("cupynumeric 5", ('mode="same"', 'mode="valid"'), FAIL, "mode='same' only", name="mode='valid'"),
+    Case("cupynumeric 6", (), PASS, "time loop: right"),
+    Case("cupynumeric 6", _TASK_WITH_CNP, FAIL, "calls cuPyNumeric inside its body", name="cnp inside the task"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b", "pass"), FAIL,
+         "never written", name="empty_like outputs never written"),
+    # --- CuPy -----------------------------------------------------------------------------------
+    Case("cupy 1", (), PASS, "laplacian: right"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.asarray(np.pad(a.get(), 1))"), FAIL,
+         "copies arrays to the host", "gpu", name="a.get(), np.pad, cupy.asarray back"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = cupy.asarray(np.pad(cupy.asnumpy(a), 1))"), FAIL,
+         "copies arrays to the host", "gpu", name="cupy.asnumpy, np.pad, cupy.asarray back"),
+    Case("cupy 4", (), NOT_CHECKED, "needs an NVIDIA GPU", "cpu"),
+    Case("cupy 4", (), PASS, "step: right", "gpu"),
+    Case("cupy 4", ("const float uc = u[cell]", "const float uc = u[cell * 100000]"), FAIL,
+         "separate process", "gpu", name="u[cell * 100000]"),
+    Case("cupy 4", ("u_next[cell] =", "u_next[cell * 100000] ="), FAIL, "separate process", "gpu",
+         name="u_next[cell * 100000]"),
+    Case("cupy 6", (), PASS, "copied on `stream`", "gpu"),
+    Case("cupy 6", ("cupy.asnumpy(v, stream=stream, out=out, blocking=False)", "cupy.asnumpy(v, out=out)"), FAIL,
+         "not queued on `stream`", "gpu", name="a blocking copy on the default stream"),
+    Case("cupy 6", ("cupy.asnumpy(v, stream=stream, out=out, blocking=False)", "cupy.asnumpy(v, out=out, blocking=False)"),
+         FAIL, "not queued on `stream`", "gpu", name="a non-blocking copy on the default stream"),
+    Case("cupy 6", ("cupy.asnumpy(v, stream=stream, out=out, blocking=False)", "v.get(stream=stream, out=out, blocking=False)"),
+         PASS, "copied on `stream`", "gpu", name="v.get on the stream"),
+    Case("cupy 7", (), PASS, "written by a second thread"),
+    Case("cupy 7", """
+import threading
+def save_images(simulation, path, nbimage, nbextrastep):
+    def write():
+        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+            for _ in range(nbimage):
+                simulation.advance(nbextrastep)
+                writer.write(simulation.fetch_v())
+    threading.Thread(target=write).start()
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+""", FAIL, "", name="a writer thread never joined"),
+    Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(simulation.fetch_v()[None])"), FAIL,
+         "another shape than an image", name="an image of shape (1, rows, cols)"),
+    # --- Synthesis ------------------------------------------------------------------------------
+    Case("synthesis 1", (), PASS, "mass: one per image"),
+    Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.sum(axis=(1, 2)).astype(np.float64)"),
+         FAIL, "summed in float32", name="summed in float32, then converted"),
+    Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.astype(np.float64).sum(axis=(2, 1))"),
+         PASS, "mass: one per image", name="converted first, axes in the other order"),
+    Case("synthesis 2", (), PASS, "spot mass kernel: right"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v < threshold ? v : 0.0"'), FAIL, "",
+         name="the condition inverted"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"threshold < v ? v : 0"'), PASS, "spot mass kernel: right",
+         name="the comparison the other way round"),
+    Case("synthesis 5", (), PASS, "binary search"),
+    Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")', "(images[..., None] >= edges).sum(axis=-1)"),
+         FAIL, "binary search", name="classes by comparing with every edge"),
+    Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")', "xp.digitize(images, edges)"), PASS,
+         "binary search", name="digitize"),
+    Case("synthesis 7", (), PASS, "privatised in shared memory", "gpu"),
+    Case("synthesis 7", ("block_counts[b] = 0;\n    __syncthreads();",
+                         "block_counts[b] = 0;\n    if (threadIdx.x < bins) __syncthreads();"), FAIL,
+         "divergent|every thread of the block", name="a __syncthreads() under if (threadIdx.x < bins)"),
+    Case("synthesis 7", ("atomicAdd(&image_counts[b], block_counts[b])",
+                         "if (blockIdx.x == 0) atomicAdd(&image_counts[b], block_counts[b] * gridDim.x)"), FAIL,
+         "", name="one block's counts for all"),
+    Case("synthesis 8", (), PASS, "bitonic sort"),
+    Case("synthesis 8", ("(i & k) == 0", "(k & i) == 0"), PASS, "bitonic sort", name="(k & i) == 0"),
+    Case("synthesis 8", ("if (partner > i) {", "if ((i & j) == 0) {"), PASS, "bitonic sort", name="if ((i & j) == 0)"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & k) != 0"), FAIL, "descending", name="the direction inverted"),
+    Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;",
+                         "values[i] = values[partner];\n            values[partner] = values[i];"), FAIL,
+         "lost or duplicated", name="a swap that loses a value"),
+    Case("synthesis 8", ("const float a = values[i]", "const float a = values[i] +"), FAIL, "does not compile",
+         name="does not compile"),
+]
