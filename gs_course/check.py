@@ -616,13 +616,13 @@ def _watched_writers():
     try:
         yield seen
     finally:
-        for (cls, name), original in originals.items():
-            setattr(cls, name, original)
         ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
         started = set(threading.enumerate()) - threads_before - ours
-        for thread in started:  # the student's own first (their writers are theirs); a library's daemons briefly
+        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
+        for thread in started:  # still watched (their writes counted), before their writers are looked at
             thread.join(timeout=1 if thread.daemon else 10)
-        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]
+        for (cls, name), original in originals.items():
+            setattr(cls, name, original)
         for writer in seen["background"]:
             if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
                 seen["left_open"].append(writer)
@@ -659,8 +659,8 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
         with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
             student(simulation, path, nbimage, nbextrastep)
         if seen["alive"]:
-            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still runs after your function returned: "
-                         "wait for it (join) before returning")
+            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
+                         "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
         if seen["left_open"]:
             raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
                          "closing a BackgroundWriter also waits for the images still queued)")

@@ -408,9 +408,22 @@ def save_images(simulation, path, nbimage, nbextrastep):
     threading.Thread(target=write).start()
 
 check.saved_images(save_images, BACKEND, overlapped=True)
-""", FAIL, "", name="a writer thread never joined"),
-    Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(simulation.fetch_v()[None])"), FAIL,
-         "another shape than an image", name="an image of shape (1, rows, cols)"),
+""", FAIL, "still ran when your function returned", name="a writer thread never joined"),
+    Case("cupy 7", """
+import threading
+def save_images(simulation, path, nbimage, nbextrastep):
+    def write():  # a writer whose file cannot be made: it is seen, but has no file
+        with FrameWriter(path.parent / "no such folder" / path.name, nbimage, simulation.rows, simulation.cols,
+                         simulation.params, nbextrastep) as writer:
+            writer.write(simulation.fetch_v())
+    thread = threading.Thread(target=write)
+    thread.start()
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+""", FAIL, "no file at path", name="a writer made in a thread that fails"),
+    Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(np.stack([simulation.fetch_v()] * 2))"),
+         FAIL, "another shape than an image", name="two images a call"),
     # --- Synthesis ------------------------------------------------------------------------------
     Case("synthesis 1", (), PASS, "mass: one per image"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.sum(axis=(1, 2)).astype(np.float64)"),
@@ -427,7 +440,18 @@ check.saved_images(save_images, BACKEND, overlapped=True)
          FAIL, "binary search", name="classes by comparing with every edge"),
     Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")', "xp.digitize(images, edges)"), PASS,
          "binary search", name="digitize"),
-    Case("synthesis 7", (), PASS, "privatised in shared memory", "gpu"),
+    Case("synthesis 7", (), PASS, "privatised in shared memory"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)", "for (int i = threadIdx.x; i < cells; "
+                         "i += blockDim.x)"), FAIL, "every block counted every cell", name="every block counts every cell"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "block_counts[bin] += 1;"), FAIL, "atomicAdd",
+         name="a +1 that is not atomic"),
+    Case("synthesis 7", ("for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;\n    __syncthreads();",
+                         "for (int b = threadIdx.x; b < bins; b += blockDim.x) { block_counts[b] = 0; __syncthreads(); }"),
+         FAIL, "only some threads of the block reach", name="a __syncthreads() in the zeroing loop"),
+    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "(int)(image[i] * bins)"), FAIL, "one past the last bin",
+         name="the top edge past the last bin"),
+    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "(image[i] < 1.0f ? (int)(image[i] * bins) : 63)"),
+         PASS, "privatised", name="the last bin as a ternary"),
     Case("synthesis 7", ("block_counts[b] = 0;\n    __syncthreads();",
                          "block_counts[b] = 0;\n    if (threadIdx.x < bins) __syncthreads();"), FAIL,
          "divergent|every thread of the block", name="a __syncthreads() under if (threadIdx.x < bins)"),
@@ -441,6 +465,7 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;",
                          "values[i] = values[partner];\n            values[partner] = values[i];"), FAIL,
          "lost or duplicated", name="a swap that loses a value"),
+    Case("synthesis 8", ("if (partner > i) {", "{"), FAIL, "", name="both threads of a pair swap"),
     Case("synthesis 8", ("const float a = values[i]", "const float a = values[i] +"), FAIL, "does not compile",
          name="does not compile"),
 ]
