@@ -487,10 +487,12 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
         program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
                          "your time loop")
-        if not any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr)):
-            raise NotYet(f"your time loop unrolls into {len(list(_equations(program.jaxpr)))} operations: it is a "
-                         "Python loop traced step by step (and compiled as such, for minutes). Use lax.fori_loop so "
-                         "that one loop runs on the device")
+        operations = len(list(_equations(program.jaxpr)))
+        looped = any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr))
+        if not looped and operations > steps:  # more operations than steps: the steps are unrolled
+            raise NotYet(f"your time loop unrolls into {operations} operations: it is a Python loop traced step by "
+                         "step. Use lax.fori_loop so that one loop runs on the device (XLA would take minutes to "
+                         "compile the unrolled steps)")
     got = _pair(_call(student, (to_device(u0.copy()), to_device(v0.copy()), PARAMS, steps), device_type,
                       "your time loop"), "your time loop")
     want = reference_run(rows, cols, steps, PARAMS)

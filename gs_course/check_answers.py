@@ -465,7 +465,8 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;",
                          "values[i] = values[partner];\n            values[partner] = values[i];"), FAIL,
          "lost or duplicated", name="a swap that loses a value"),
-    Case("synthesis 8", ("if (partner > i) {", "{"), FAIL, "", name="both threads of a pair swap"),
+    Case("synthesis 8", ("if (partner > i) {", "{"), FAIL, "only the one with partner > i", name="both threads of a pair swap"),
+    Case("synthesis 8", ("if (partner > i) {", "if (i < partner) {"), PASS, "bitonic sort", name="i < partner"),
     Case("synthesis 8", ("const float a = values[i]", "const float a = values[i] +"), FAIL, "does not compile",
          name="does not compile"),
 ]

@@ -362,11 +362,18 @@ def _sorted_on_cpu(body: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return tuple(run["values"][:values.size] for run in runs)
 
 
+def _one_thread_a_pair(code: str) -> bool:
+    """Whether the code (spaces removed) lets one thread of each pair act: partner > i, or bit j of i 0."""
+    return bool(re.search(r"partner>i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\)|partner>=i", code))
+
+
 def _bitonic_hint(code: str) -> str:
-    """The usual cause of a wrong sort, where the code shows it."""
+    """The usual cause of a wrong sort, where the code shows it (the values have shown that it is wrong)."""
     if not ("values[i]=" in code and "values[partner]=" in code):
         return "an exchange writes both values[i] and values[partner]"
-    return "thread i and thread partner share a pair: only one of them (partner > i) may compare and swap"
+    if not re.search(r"&k\b|\bk&", code):
+        return "the direction of a pair comes from i & k: ascending where it is 0"
+    return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
 
 
 def bitonic_step(body: str):
@@ -395,6 +402,9 @@ def bitonic_step(body: str):
             continue
         padded_descending = np.sort(_padded(values))[::-1]
         if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size]):
+            if not _one_thread_a_pair(code):  # both threads of each pair swap it: it ends the wrong way round
+                raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
+                             "and thread partner share a pair: only the one with partner > i may compare and swap")
             raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
         if not np.array_equal(np.sort(got), want):
             if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
