@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from . import analysis
+
 #: The verdicts a case can expect: the checker's tick, its NotYet, its "not checked" line.
 PASS, FAIL, NOT_CHECKED = "pass", "fail", "not checked"
 
@@ -21,7 +23,7 @@ class Exercise:
 
     setup: str
     answer: str
-    own_process: bool = False  # JAX on four CPU devices: XLA_FLAGS read once, before JAX starts
+    own_process: bool = False  # JAX on four CPU devices (XLA_FLAGS, read once); a Legate abort kills only it
 
 
 @dataclasses.dataclass(frozen=True)
@@ -55,6 +57,21 @@ class Case:
 
 
 
+#: The notebooks' Laplacian of cuPyNumeric and CuPy ({xp}: the library; {own}: cuPyNumeric's copy into
+#: an array of Legate's own).
+_LAPLACIAN = """
+@functools.cache
+def window_counts(rows, cols):
+    return {xp}.asarray(model.window_counts(rows, cols)){own}
+
+def laplacian(a):
+    rows, cols = a.shape
+    counts = window_counts(rows, cols)
+    padded = {xp}.pad(a, 1)
+    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    return window_sum - counts * a
+"""
+
 _JAX = """
 import jax, jax.numpy as jnp, numpy as np
 from functools import partial
@@ -87,21 +104,22 @@ from legate.core.task import InputArray, OutputArray, task
 from gs_course.parameters import Parameters
 params = Parameters()
 
-@functools.cache
-def window_counts(rows, cols):
-    return cnp.asarray(model.window_counts(rows, cols)).copy()
-
-def laplacian(a):
-    rows, cols = a.shape
-    counts = window_counts(rows, cols)
-    padded = cnp.pad(a, 1)
-    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
-    return window_sum - counts * a
-
+""" + _LAPLACIAN.format(xp="cnp", own=".copy()") + """
 def step(u, v, p):
     uvv = u * v * v
     return (u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u)),
             v + p.dt * (p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v))
+"""
+
+#: The CuPy notebooks' choice: CuPy on a GPU, NumPy in its place without one.
+_CUPY_OR_NUMPY = """
+CUPY = backends.probe("cupy")
+if CUPY.ok:
+    import cupy, cupyx
+    xp = cupy
+else:
+    xp = np
+on_device = xp.ndarray if CUPY.ok else None
 """
 
 _CUPY = """
@@ -111,26 +129,8 @@ from gs_course import backends, check, cupy_check, model
 from gs_course.output import BackgroundWriter, FrameWriter
 from gs_course.parameters import Parameters
 params = Parameters()
-CUPY = backends.probe("cupy")
-if CUPY.ok:
-    import cupy, cupyx
-    xp = cupy
-else:
-    xp = np
-on_device = xp.ndarray if CUPY.ok else None
-BACKEND = "cupy" if CUPY.ok else "numpy"
-
-@functools.cache
-def window_counts(rows, cols):
-    return xp.asarray(model.window_counts(rows, cols))
-
-def laplacian(a):
-    rows, cols = a.shape
-    counts = window_counts(rows, cols)
-    padded = xp.pad(a, 1)
-    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
-    return window_sum - counts * a
-"""
+""" + _CUPY_OR_NUMPY + """BACKEND = "cupy" if CUPY.ok else "numpy"
+""" + _LAPLACIAN.format(xp="xp", own="")
 
 
 
@@ -143,14 +143,7 @@ _SYNTHESIS = """
 import numpy as np
 from gs_course import analysis, backends
 from gs_course import analysis_check as check
-CUPY = backends.probe("cupy")
-if CUPY.ok:
-    import cupy
-    xp = cupy
-else:
-    xp = np
-on_device = xp.ndarray if CUPY.ok else None
-"""
+""" + _CUPY_OR_NUMPY
 
 _STEP = """
 def step(u, v, p):
@@ -210,32 +203,13 @@ def save_images(simulation, path, nbimage, nbextrastep):
 check.saved_images(save_images, BACKEND, overlapped=True)
 """
 
-_HISTOGRAM_BODY = '''
-privatised = r"""
-    extern __shared__ unsigned int block_counts[];
-    for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;
-    __syncthreads();
-    for (int i = first; i < cells; i += stride) {
-        const int bin = min((int)(image[i] * bins), bins - 1);
-        atomicAdd(&block_counts[bin], 1u);
-    }
-    __syncthreads();
-    for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd(&image_counts[b], block_counts[b]);
-"""
+_HISTOGRAM_BODY = f'''
+privatised = r"""{analysis.PRIVATISED}"""
 privatised_kernel = check.histogram_kernel(privatised)
 '''
 
-_BITONIC_BODY = '''
-bitonic_body = r"""
-    if (partner > i) {
-        const bool ascending = (i & k) == 0;
-        const float a = values[i], b = values[partner];
-        if ((a > b) == ascending) {
-            values[i] = b;
-            values[partner] = a;
-        }
-    }
-"""
+_BITONIC_BODY = f'''
+bitonic_body = r"""{analysis.BITONIC_BODY}"""
 bitonic_sort = check.bitonic_step(bitonic_body)
 '''
 
@@ -287,7 +261,7 @@ def laplacian_convolve(a):
 
 check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarray)
 """),
-    "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK),
+    "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
     "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),
     "cupy 4": Exercise(_CUPY, _STEP_BODY),
     "cupy 6": Exercise(_CUPY, """

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import gc
 import io
 import os
 import re
@@ -60,7 +61,7 @@ def run(case: Case, exercises: dict | None = None) -> Outcome:
     printed = io.StringIO()
     started = time.perf_counter()
     try:
-        with contextlib.redirect_stdout(printed):
+        with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):  # a student's thread's error
             exec(compile(exercise.setup, f"<{case.exercise} setup>", "exec"), module.__dict__)  # noqa: S102
             exec(compile(case.source(exercises), f"<{case.exercise} answer>", "exec"), module.__dict__)  # noqa: S102
     except check.NotYet as err:
@@ -68,6 +69,12 @@ def run(case: Case, exercises: dict | None = None) -> Outcome:
     except Exception as err:  # noqa: BLE001 (a raw error is an outcome: the case says it is a defect)
         first = (str(err).strip().splitlines() or [""])[0]
         return Outcome("error", f"{type(err).__name__}: {first[:300]}", time.perf_counter() - started)
+    finally:
+        # The case's module (its functions refer to it: a cycle) is freed here, in this thread: left to a
+        # later collection, its cuPyNumeric arrays could be freed in some other thread, which Legate does not
+        # survive (a writer thread of a later case).
+        module.__dict__.clear()
+        gc.collect()
     lines = [line for line in printed.getvalue().splitlines() if line.strip()]
     ticks = [line for line in lines if line.startswith("\N{CHECK MARK}")]
     unchecked = [line for line in lines if "not checked" in line.lower() and not line.startswith("\N{CHECK MARK}")]
