@@ -18,7 +18,7 @@ import numpy as np
 
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference
-from .check import NotYet, _to_numpy, ok
+from .check_core import NotYet, _to_numpy, ok
 from .kernel_check import bitonic_step, histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
 
 

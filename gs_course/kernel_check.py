@@ -17,7 +17,7 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .analysis_inputs import batch, close, first_difference
-from .check import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
+from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
 
 
 def _spaceless(text: str) -> str:
