@@ -1,20 +1,13 @@
-"""Answer checkers for the exercises: each tests a student's function on fresh random inputs
-against the reference and says precisely what is wrong.
+"""The notebooks' one name for the course's answer checkers: each tests a student's function on
+fresh random inputs against the reference and says precisely what is wrong, in one line (a tick
+`ok` when right, `NotYet` with the hint otherwise), checking the technique the exercise teaches as
+well as the values.
 
-Every checker prints one line starting with a tick when the answer is right (`ok`), and raises
-`NotYet` with a hint otherwise. The hint names the mistake where it is a common one (the start
-state returned, one step too few, U for V, dt on some terms only, the border's window counts, a
-wrong return shape), and the technique is checked as well as the values: with JAX the function must
-run under `jax.jit` (the time loop and the images one loop on the device, the pairs one `vmap`),
-with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
-from a second thread. Inputs are copies: a function that changes its arguments in place is judged
-on what it returns.
-
-This module is the notebooks' one name for them: the model's exercises are `gs_course.check_model`'s,
-CuPy's kernels and copies `gs_course.cupy_check`'s, the halo exchange `gs_course.halo_check`'s, their
-common ground (NotYet, compare, how a student's function is called) `gs_course.check_core`'s. In
-IPython (Jupyter) a `NotYet` shows as its hint alone, without a traceback; the cell still fails, so
-`Run all` and nbval stop there.
+The model's exercises are `gs_course.check_model`'s, CuPy's kernels and copies
+`gs_course.cupy_check`'s, the halo exchange `gs_course.halo_check`'s, their common ground (NotYet,
+compare, how a student's function is called) `gs_course.check_core`'s. In IPython (Jupyter) a
+`NotYet` shows as its hint alone, without a traceback; the cell still fails, so `Run all` and nbval
+stop there.
 """
 
 from __future__ import annotations
