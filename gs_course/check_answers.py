@@ -263,6 +263,14 @@ check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarr
 """),
     "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
     "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),
+    "cupy 3": Exercise(_CUPY, '''
+update_body = """
+float uvv = u * v * v;
+u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));
+v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);
+"""
+update = check.elementwise_update(update_body, laplacian)
+'''),
     "cupy 4": Exercise(_CUPY, _STEP_BODY),
     "cupy 6": Exercise(_CUPY, """
 def fetch(v, stream):
@@ -357,12 +365,25 @@ CASES = [
          "copies arrays to the host", "gpu", name="a.get(), np.pad, cupy.asarray back"),
     Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = cupy.asarray(np.pad(cupy.asnumpy(a), 1))"), FAIL,
          "copies arrays to the host", "gpu", name="cupy.asnumpy, np.pad, cupy.asarray back"),
-    Case("cupy 4", (), NOT_CHECKED, "needs an NVIDIA GPU", "cpu"),
-    Case("cupy 4", (), PASS, "step: right", "gpu"),
+    Case("cupy 3", (), PASS, "step: right"),
+    Case("cupy 3", ("v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);\n", ""), FAIL, "v_next was never written",
+         name="v_next never written"),
+    Case("cupy 3", ("u_next = u + dt * (du * lu - uvv + feed * (1.0f - u))", "u_next = u + dt * (du * lu - uvv) + feed * (1.0f - u)"),
+         FAIL, "dt on the reaction and diffusion terms only", name="dt on all but the feed"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * v"), FAIL, "does not compile", name="a missing ;"),
+    Case("cupy 4", (), PASS, "step: right"),
     Case("cupy 4", ("const float uc = u[cell]", "const float uc = u[cell * 100000]"), FAIL,
          "separate process", "gpu", name="u[cell * 100000]"),
     Case("cupy 4", ("u_next[cell] =", "u_next[cell * 100000] ="), FAIL, "separate process", "gpu",
          name="u_next[cell * 100000]"),
+    Case("cupy 4", ("const float uc = u[cell]", "const float uc = u[cell * 100000]"), FAIL,
+         "outside its arrays \\(run on the CPU", "cpu", name="u[cell * 100000], on the CPU"),
+    Case("cupy 4", ("u_next[cell] =", "u_next[cell + 1] ="), FAIL, "outside", name="u_next[cell + 1]"),
+    Case("cupy 4", ("for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r)",
+                    "for (int r = row - 1; r <= row + 1; ++r)"), FAIL, "reads outside its arrays at the border",
+         name="the window not clamped at the border"),
+
+    Case("cupy 6", (), NOT_CHECKED, "needs an NVIDIA GPU", "cpu"),
     Case("cupy 6", (), PASS, "copied on `stream`", "gpu"),
     Case("cupy 6", ("cupy.asnumpy(v, stream=stream, out=out, blocking=False)", "cupy.asnumpy(v, out=out)"), FAIL,
          "not queued on `stream`", "gpu", name="a blocking copy on the default stream"),

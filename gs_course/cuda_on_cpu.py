@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from .check_core import NotYet
+
 #: Elements of guard zone on each side of every array.
 GUARD = 1024
 
@@ -216,3 +218,19 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
             yield Program(kernel, arrays, main, Path(folder))
 
     return made()
+
+
+def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_options) -> list[dict]:
+    """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
+    its failures as hints."""
+    try:
+        with compiled(kernel, {name: a.dtype for name, a in arrays.items()}, main) as program:
+            return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
+    except KernelFailed as err:
+        if err.kind == "compile":
+            raise NotYet(f"your code does not compile:\n{err}") from None
+        if err.kind == "hang":
+            raise NotYet("your kernel never finished (run on the CPU): a __syncthreads() that not every thread of "
+                         "the block reaches waits forever; put it where every thread passes") from None
+        raise NotYet(f"your kernel reads or writes outside its arrays (run on the CPU: {err}): keep every index "
+                     "inside its array") from None

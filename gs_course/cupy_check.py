@@ -16,6 +16,7 @@ import numpy as np
 
 from .check_core import (PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid,
                          _refuse_the_placeholder, compare, ok, trial_in_a_child)
+from . import cuda_on_cpu
 from .check_model import step
 from .model import initial_state, reference_step
 
@@ -151,7 +152,11 @@ def _outside_touched(cupy, guards) -> bool:
 def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
-    without a GPU)."""
+    without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if _on_the_cpu():
+        step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, v_next, "
+                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray)
+        return None
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
         return None
@@ -167,6 +172,50 @@ def elementwise_update(body: str, laplacian):
     with _gpu_errors_as_hints(cupy):
         step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray)
     return kernel
+
+
+#: The ElementwiseKernel's body as CuPy runs it, one cell after another: each output starts as what
+#: its array holds (NaN: an output never written shows).
+_ELEMENTWISE_ON_CPU = """static void update(const float* U, const float* V, const float* LU, const float* LV, float du,
+    float dv, float feed, float kill, float dt, float* U_next, float* V_next, int n)
+{
+    for (int i = 0; i < n; ++i) {
+        const float u = U[i], v = V[i], lu = LU[i], lv = LV[i];
+        float u_next = U_next[i], v_next = V_next[i];
+BODY
+        U_next[i] = u_next;
+        V_next[i] = v_next;
+    }
+}"""
+
+
+def _on_the_cpu() -> bool:
+    """Whether a kernel is checked on the CPU here: no GPU with CuPy, a C++ compiler."""
+    from .backends import probe
+
+    return not probe("cupy").ok and cuda_on_cpu.compiler() is not None
+
+
+def _cpu_step(kernel: str, call: str, laplacian=None):
+    """A step (u, v, p) -> (u_next, v_next) that runs `kernel` on the CPU through `call` (C++ in
+    main, where rows, cols and SCALARS, the parameters, are known; lu and lv are `laplacian`'s),
+    for `check_model.step` to check. Reads outside the arrays show as huge values (the guard
+    zones hold 1e20), writes as writes outside."""
+    def one_step(u, v, p):
+        rows, cols = u.shape
+        scalars = ", ".join(f"(float) {getattr(p, name)!r}" for name in ("du", "dv", "feed", "kill", "dt"))
+        main = f"    const int rows = {rows}, cols = {cols};\n    {call.replace('SCALARS', scalars)};"
+        arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
+        if laplacian is not None:
+            arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
+        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]
+        if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
+            raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
+                         "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
+                         "min(row + 1, rows - 1), the same for columns)")
+        return got["u_next"], got["v_next"]
+
+    return one_step
 
 
 def _trial(body: str) -> None:
@@ -188,7 +237,12 @@ def _trial(body: str) -> None:
 def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
-    (None without a GPU)."""
+    (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if _on_the_cpu():
+        step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
+                       "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),
+             device_type=None, to_device=np.asarray)
+        return None
     cupy = _gpu_cupy("your RawKernel")
     if cupy is None:
         return None

@@ -55,22 +55,6 @@ def _not_checked(what: str, as_text=()) -> None:
     print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler to run it on the CPU")
 
 
-def _on_cpu(kernel: str, arrays: dict, main: str, runs: list[dict], **run_options) -> list[dict]:
-    """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
-    its failures as hints."""
-    try:
-        with cuda_on_cpu.compiled(kernel, {name: a.dtype for name, a in arrays.items()}, main) as program:
-            return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
-    except cuda_on_cpu.KernelFailed as err:
-        if err.kind == "compile":
-            raise NotYet(f"your code does not compile:\n{err}") from None
-        if err.kind == "hang":
-            raise NotYet("your kernel never finished (run on the CPU): a __syncthreads() that not every thread of "
-                         "the block reaches waits forever; put it where every thread passes") from None
-        raise NotYet(f"your kernel reads or writes outside its arrays (run on the CPU: {err}): keep every index "
-                     "inside its array") from None
-
-
 # --- Which threads reach a __syncthreads() -------------------------------------------------------------
 
 #: The template's names that differ from thread to thread.
@@ -162,7 +146,7 @@ def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np
             .replace("PARTIALS", "8").replace("IDENTITY", identity))
     arrays = {"images": images, "threshold": np.array([analysis.SPOT_THRESHOLD], np.float32),
               "mass": np.zeros(len(images))}
-    return _on_cpu(kernel, arrays, main, [({}, {})])[0]["mass"]
+    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]["mass"]
 
 
 def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
@@ -250,7 +234,7 @@ def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
             f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
     arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
     kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
-    return _on_cpu(kernel, arrays, main, [({}, {})], timeout=10)[0]["counts"].astype(np.int64)
+    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=10)[0]["counts"].astype(np.int64)
 
 
 def histogram_kernel(body: str):
@@ -355,7 +339,7 @@ def _sorted_on_cpu(body: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarra
     padded = _padded(values)
     main = _BITONIC_MAIN.replace("N", str(padded.size))
     kernel = analysis.BITONIC_KERNEL.replace("BODY", body)
-    runs = _on_cpu(kernel, {"values": padded}, main, [({}, {"reverse": False}), ({}, {"reverse": True})])
+    runs = cuda_on_cpu.run_checked(kernel, {"values": padded}, main, [({}, {"reverse": False}), ({}, {"reverse": True})])
     return tuple(run["values"][:values.size] for run in runs)
 
 

@@ -390,9 +390,14 @@ def test_saved_images_waits_for_the_students_own_thread_or_says_it_runs():
 CUPY = backends.probe("cupy")
 
 
-def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys):
+def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys, monkeypatch):
+    """Without a GPU and without a C++ compiler (with one, the kernels run on the CPU: the harness's
+    cases of tests/test_check_harness.py)."""
     if CUPY.ok:
         pytest.skip("a GPU is here: the checkers check (tests/test_check_gpu.py)")
+    from gs_course import cuda_on_cpu
+
+    monkeypatch.setattr(cuda_on_cpu, "compiler", lambda: None)
     assert check.elementwise_update("u_next = u;", None) is None
     assert check.step_kernel("u_next[cell] = u[cell];") is None
     check.pinned_fetch(lambda v, stream: v)
