@@ -26,7 +26,8 @@ import numpy as np
 
 from .check_core import (PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr,
                          _pair, _to_numpy, compare, ok, their_errors)
-from .model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step
+from .model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
+                    window_counts)
 from .parameters import Parameters
 
 
@@ -43,10 +44,12 @@ _BORDER_MISTAKES = (
     (lambda a: _window_sum(a, "constant") - 9 * a,
      "cells at the border have fewer neighbours: subtract each cell's own window count (model.window_counts: "
      "9 inside, 6 on an edge, 4 in a corner), not 9"),
-    (lambda a: _window_sum(a, "wrap") - 9 * a,
-     "neighbours outside the grid are wrapped around from the other side (np.roll?): leave them out of the sum"),
-    (lambda a: _window_sum(a, "edge") - 9 * a,
-     "neighbours outside the grid are copied from the edge: leave them out of the sum"),
+    *((lambda a, mode=mode, counted=counted: _window_sum(a, mode) - (window_counts(*a.shape) if counted else 9) * a,
+       hint) for mode, hint in (("wrap", "neighbours outside the grid are wrapped around from the other side "
+                                         "(np.roll?): leave them out of the sum"),
+                                ("edge", "neighbours outside the grid are copied from the edge: leave them out "
+                                         "of the sum"))
+      for counted in (False, True)),
 )
 
 
