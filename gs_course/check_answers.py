@@ -23,6 +23,7 @@ class Exercise:
 
     setup: str
     answer: str
+    kernel: bool = False  # CUDA C: without a GPU it runs on the CPU only where a C++ compiler is
     own_process: bool = False  # JAX on four CPU devices (XLA_FLAGS, read once); a Legate abort kills only it
 
 
@@ -270,8 +271,8 @@ u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));
 v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);
 """
 update = check.elementwise_update(update_body, laplacian)
-'''),
-    "cupy 4": Exercise(_CUPY, _STEP_BODY),
+''', kernel=True),
+    "cupy 4": Exercise(_CUPY, _STEP_BODY, kernel=True),
     "cupy 6": Exercise(_CUPY, """
 def fetch(v, stream):
     out = cupyx.empty_pinned(v.shape, v.dtype)
@@ -292,7 +293,7 @@ map_expr = "v > threshold ? v : 0.0"
 reduce_expr = "a + b"
 identity = "0"
 spot_mass = check.spot_mass_kernel(map_expr, reduce_expr, identity)
-"""),
+""", kernel=True),
     "synthesis 5": Exercise(_SYNTHESIS, """
 def deciles(images):
     ordered = xp.sort(images.ravel())
@@ -302,8 +303,8 @@ def deciles(images):
 
 check.deciles(deciles, device_type=on_device, to_device=xp.asarray)
 """),
-    "synthesis 7": Exercise(_SYNTHESIS, _HISTOGRAM_BODY),
-    "synthesis 8": Exercise(_SYNTHESIS, _BITONIC_BODY),
+    "synthesis 7": Exercise(_SYNTHESIS, _HISTOGRAM_BODY, kernel=True),
+    "synthesis 8": Exercise(_SYNTHESIS, _BITONIC_BODY, kernel=True),
 }
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",

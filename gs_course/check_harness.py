@@ -41,12 +41,17 @@ def gpu_here() -> bool:
     return probe("cupy").ok
 
 
-def runs_here(case: Case, gpu: bool) -> str | None:
+def runs_here(case: Case, gpu: bool, exercises: dict | None = None) -> str | None:
     """None where `case` runs on this machine, else why not."""
+    from . import cuda_on_cpu
+    from .check_answers import EXERCISES
+
     if case.where == "gpu" and not gpu:
         return "needs CuPy on an NVIDIA GPU (run python -m gs_course.check_harness --gpu on the GPU host)"
     if case.where == "cpu" and gpu:
         return "checks what the checker does without a GPU"
+    if (exercises or EXERCISES)[case.exercise].kernel and not gpu and cuda_on_cpu.compiler() is None:
+        return "a kernel: without a GPU it runs on the CPU only with a C++ compiler (c++, g++ or clang++)"
     return None
 
 
