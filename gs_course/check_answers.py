@@ -215,6 +215,24 @@ bitonic_sort = check.bitonic_step(bitonic_body)
 '''
 
 EXERCISES = {
+    "jax 1": Exercise(_JAX, """
+u0, v0 = model.initial_state(41, 53)
+u = jax.device_put(u0)
+v = jax.device_put(v0)
+check.on_device(u, v, expected=(u0, v0), device_type=jax.Array)
+"""),
+    "jax 5": Exercise(_JAX, """
+@partial(jax.jit, static_argnums=(2, 3, 4))
+def images(u, v, p, nbimage, nbextrastep):
+    def one_image(uv, _):
+        u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)
+        return (u, v), v
+
+    _, frames = lax.scan(one_image, (u, v), None, length=nbimage)
+    return frames
+
+check.images(images, device_type=jax.Array, to_device=jnp.asarray)
+"""),
     "jax 2": Exercise(_JAX, _laplacian_of(_JAX) + "check.laplacian(laplacian, device_type=jax.Array, to_device=jnp.asarray)"),
     "jax 3": Exercise(_JAX, _STEP + "check.step(step, device_type=jax.Array, to_device=jnp.asarray)"),
     "jax 4": Exercise(_JAX, """
@@ -252,6 +270,21 @@ def exchange(band, bands):
 
 check.halo_exchange(exchange)
 """, own_process=True),
+    "cupynumeric 1": Exercise(_CUPYNUMERIC, """
+u0, v0 = model.initial_state(41, 53)
+u = cnp.asarray(u0)
+v = cnp.asarray(v0)
+check.on_device(u, v, expected=(u0, v0), device_type=cnp.ndarray)
+"""),
+    "cupynumeric 3": Exercise(_CUPYNUMERIC, _STEP + "check.step(step, device_type=cnp.ndarray, to_device=cnp.asarray)"),
+    "cupynumeric 4": Exercise(_CUPYNUMERIC, """
+def run(u, v, p, steps):
+    for _ in range(steps):
+        u, v = step(u, v, p)
+    return u, v
+
+check.time_loop(run, device_type=cnp.ndarray, to_device=cnp.asarray)
+"""),
     "cupynumeric 2": Exercise(_CUPYNUMERIC, _laplacian_of(_CUPYNUMERIC) + "check.laplacian(laplacian, device_type=cnp.ndarray, to_device=cnp.asarray)"),
     "cupynumeric 5": Exercise(_CUPYNUMERIC, """
 window = cnp.ones((3, 3), dtype=np.float32)
@@ -264,6 +297,14 @@ check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarr
 """),
     "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
     "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),
+    "cupy 2": Exercise(_CUPY, _STEP + "check.step(step, device_type=on_device, to_device=xp.asarray)"),
+    "cupy 5": Exercise(_CUPY, """
+def strip_launch(rows, cols, block, strip_rows):
+    grid = (-(-cols // block[0]), -(-rows // (block[1] * strip_rows)))
+    return grid, block
+
+cupy_check.strip_launch(strip_launch)
+"""),
     "cupy 3": Exercise(_CUPY, '''
 update_body = """
 float uvv = u * v * v;
@@ -294,6 +335,31 @@ reduce_expr = "a + b"
 identity = "0"
 spot_mass = check.spot_mass_kernel(map_expr, reduce_expr, identity)
 """, kernel=True),
+    "synthesis 3": Exercise(_SYNTHESIS, """
+def histograms(images, bins):
+    count = images.shape[0]
+    index = xp.minimum((images * bins).astype(np.int64), bins - 1)
+    index += (xp.arange(count) * bins)[:, None, None]
+    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)
+
+check.histograms(histograms, device_type=on_device, to_device=xp.asarray)
+"""),
+    "synthesis 4": Exercise(_SYNTHESIS, """
+def bright_cells(image, threshold):
+    coordinates = xp.argwhere(image > threshold)
+    return coordinates, image[coordinates[:, 0], coordinates[:, 1]]
+
+check.bright_cells(bright_cells, device_type=on_device, to_device=xp.asarray)
+"""),
+    "synthesis 6": Exercise(_SYNTHESIS, """
+def similarity(images):
+    rows = images.reshape(images.shape[0], -1)
+    gram = rows @ rows.T
+    norms = xp.sqrt(xp.diagonal(gram))
+    return gram / (norms[:, None] * norms[None, :])
+
+check.similarity(similarity, device_type=on_device, to_device=xp.asarray)
+"""),
     "synthesis 5": Exercise(_SYNTHESIS, """
 def deciles(images):
     ordered = xp.sort(images.ravel())
@@ -313,6 +379,39 @@ _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarr
 
 CASES = [
     # --- JAX ------------------------------------------------------------------------------------
+    Case("jax 1", (), PASS, "2 arrays on the device"),
+    Case("jax 1", ("v = jax.device_put(v0)", "v = jax.device_put(u0)"), FAIL, "holds the values of host array 0",
+         name="u0 twice"),
+    Case("jax 5", (), PASS, "one scan"),
+    Case("jax 5", ("return (u, v), v", "return (u, v), u"), FAIL, "it is U: store V", name="U stored"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "return lax.scan(one_image, (u, v), None, length=nbimage)"), FAIL, "lax.scan returns \\(carry, stacked\\)",
+         name="the scan's pair returned"),
+    Case("cupynumeric 1", (), PASS, "2 arrays on the device"),
+    Case("cupynumeric 1", ("v = cnp.asarray(v0)", "v = v0"), FAIL, "not on the device", name="v left on the host"),
+    Case("cupynumeric 3", (), PASS, "right with dt"),
+    Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "return v + p.dt * dv, u + p.dt * du"), FAIL,
+         "U and V are swapped", name="U and V swapped"),
+    Case("cupynumeric 4", (), PASS, "time loop: right"),
+    Case("cupynumeric 4", ("for _ in range(steps):", "for _ in range(steps - 1):"), FAIL, "one step too early",
+         name="one step too few"),
+    Case("cupy 2", (), PASS, "right with dt"),
+    Case("cupy 2", ("du = p.du * laplacian(u)", "du = p.dv * laplacian(u)", "dv = p.dv * laplacian(v)",
+                    "dv = p.du * laplacian(v)"), FAIL, "Du and Dv are swapped", name="Du and Dv swapped"),
+    Case("cupy 5", (), PASS, "launch configuration: right"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "-(-rows // block[1])"), FAIL, "a thread for every row",
+         name="a thread a row"),
+    Case("cupy 5", ("-(-cols // block[0])", "cols // block[0]"), FAIL, "round the division up", name="rounded down"),
+    Case("synthesis 3", (), PASS, "histograms"),
+    Case("synthesis 3", ("xp.minimum((images * bins).astype(np.int64), bins - 1)", "(images * bins).astype(np.int64)"),
+         FAIL, "one past the last bin|bins - 1", name="the top edge past the last bin"),
+    Case("synthesis 4", (), PASS, "bright cells"),
+    Case("synthesis 4", ("image > threshold", "image >= threshold"), FAIL, "not >=", name=">="),
+    Case("synthesis 4", ("image[coordinates[:, 0], coordinates[:, 1]]", "image[coordinates]"), FAIL, "",
+         name="indexed with the coordinates array"),
+    Case("synthesis 6", (), PASS, "similarity"),
+    Case("synthesis 6", ("return gram / (norms[:, None] * norms[None, :])", "return gram"), FAIL, "Gram matrix",
+         name="the Gram matrix"),
     Case("jax 2", (), PASS, "runs under jax.jit"),
     Case("jax 2", ("padded[i : i + rows, j : j + cols]", "padded[i : i + rows - 1, j : j + cols]"), FAIL,
          "different shapes.*padded\\[i : i \\+ rows, j : j \\+ cols\\]", name="a slice one row short"),
