@@ -52,3 +52,21 @@ def test_a_case_that_expects_the_wrong_verdict_is_reported():
     case = Case("synthesis 1", ("dtype=np.float64", "dtype=np.float32"), check_harness.PASS)
     wrong = check_harness.mismatch(case, check_harness.run(case, EXERCISES))
     assert wrong is not None and "expected pass, got fail" in wrong
+
+
+NOTEBOOKS = {"jax": "1_Python_GPU_JAX", "cupynumeric": "2_Python_GPU_cuPyNumeric", "cupy": "3_Python_GPU_CuPy",
+             "synthesis": "4_Python_GPU_synthesis"}
+
+
+def test_the_harness_calls_each_checker_as_its_notebook_does():
+    """Each exercise's checker call (its last line) is in its solved notebook as it is: a notebook
+    that calls a checker otherwise needs its exercise here changed too (gs_course/check_answers.py)."""
+    import json
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1] / "solutions"
+    for name, exercise in EXERCISES.items():
+        notebook = json.loads((root / f"{NOTEBOOKS[name.split()[0]]}.ipynb").read_text())
+        code = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
+        call = [line for line in exercise.answer.strip().splitlines() if "check." in line][-1]
+        assert call.strip() in code, f"{name}: the notebook does not call {call.strip()!r}"
