@@ -17,26 +17,9 @@ import re
 import numpy as np
 
 from . import analysis
-from .check import NotYet, _gpu_cupy, _gpu_errors_as_hints, _to_numpy, ok
-
-
-def batch(rng: np.random.Generator | None = None, images: int = 5, grid: tuple[int, int] | None = None,
-          levels: int | None = None) -> np.ndarray:
-    """A float32 batch like the run's images; `levels` quantises V (many cells then share each value)."""
-    rng = rng or np.random.default_rng()
-    rows, cols = grid or (int(rng.integers(15, 30)) * 2 + 1, int(rng.integers(18, 34)) * 2 + 1)
-    values = 0.5 * rng.random((images, rows, cols)) ** 4  # most cells near 0, a tail of spots
-    if levels:
-        values = np.round(values * levels) / levels
-    flat = values.reshape(-1)
-    planted = rng.choice(flat.size, size=3 * images, replace=False)
-    flat[planted[:images]] = analysis.SPOT_THRESHOLD  # exactly on the threshold: not above it
-    flat[planted[images:2 * images]] = 1.0  # the top edge of the histograms' range
-    return values.astype(np.float32)
-
-
-def _close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-5) -> bool:
-    return got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=1e-6)
+from .analysis_inputs import batch, close as _close, first_difference as _first_difference
+from .check_core import NotYet, _to_numpy, ok
+from .kernel_check import bitonic_step, histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
 
 
 def _returned(result, what: str, device_type: type | None) -> np.ndarray:
@@ -79,35 +62,6 @@ def _their_errors(*hints: tuple[type, str, str]):
         raise
 
 
-def _first_difference(got: np.ndarray, want: np.ndarray, what: str) -> str:
-    where = np.unravel_index(np.argmax(~np.isclose(got, want, rtol=1e-5, atol=1e-6)), want.shape)
-    return f"{what} is off at {tuple(int(i) for i in where)}: {got[where]!r} instead of {want[where]!r}"
-
-
-def _spaceless(text: str) -> str:
-    return "".join(text.split())
-
-
-def _is_zero(expression: str) -> bool:
-    try:
-        return float(expression.strip().rstrip("fF")) == 0
-    except ValueError:
-        return False
-
-
-def _raise_first(mistakes: list[tuple[bool, str]]) -> None:
-    """The hint of the first typical mistake that shows in the code's text."""
-    for found, hint in mistakes:
-        if found:
-            raise NotYet(hint)
-
-
-def _read_as_text(what: str, mistakes: list[tuple[bool, str]]) -> None:
-    """Without a GPU: the typical mistakes that show in the code's text, then what was not checked."""
-    _raise_first(mistakes)
-    ok(f"{what}: read as text, it has the parts it needs (its results need a GPU to check)")
-
-
 # --- Exercise: the mass of each image ----------------------------------------------------------------
 
 def mass(student, device_type: type | None = None, to_device=np.asarray) -> None:
@@ -135,62 +89,15 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
         raise NotYet("that is the mean V of each image: the mass is the sum of V over the cells")
     if not _close(got, want):
         raise NotYet(_first_difference(got, want, "your mass"))
-    if got.dtype != np.float64 and not type(result).__module__.startswith("jax"):  # JAX: float64 needs x64
+    in_float64 = not type(result).__module__.startswith("jax")  # JAX: float64 needs x64
+    if got.dtype != np.float64 and in_float64:
         raise NotYet(f"your masses are {got.dtype}: sum in float64 (dtype=np.float64), as a float32 running sum "
                      "of millions of cells loses digits")
+    if in_float64 and not np.allclose(got, want, rtol=1e-12, atol=0):  # float32's last digit: 1e-7
+        raise NotYet("your masses are float64 but were summed in float32, then converted (they are off in the 7th "
+                     "digit): sum in float64, images.sum(axis=(1, 2), dtype=np.float64)")
     _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)")
     ok(f"mass: one per image, right on {count} random images of {rows} x {cols}")
-
-
-# --- Exercise: a ReductionKernel (GPU only) ----------------------------------------------------------
-
-def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
-    """The three expressions of a ReductionKernel that gives each image's spot mass (V summed over
-    the cells above a threshold). Returns the kernel, called as `kernel(images, threshold, axis=(1, 2))`
-    with the threshold a float32 array of 0 dimensions (None without a GPU)."""
-    value = map_expr.split("?", 1)[1].split(":", 1)[0] if "?" in map_expr else map_expr
-    if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
-        raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
-                     "v > threshold ? v : 0")
-    as_text = [
-        ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
-                                      "v > threshold, else to 0"),
-        ("v" not in re.findall(r"\w+", value) or ("?" not in map_expr and "*" not in map_expr),
-         "your map_expr gives a spot 1 (true), not its value: that counts the spots. Map a spot to v: "
-         "v > threshold ? v : 0"),
-        (">=" in map_expr, "a cell exactly on the threshold is not above it: v > threshold, not >="),
-        (_spaceless(reduce_expr) not in ("a+b", "b+a"), "reduce_expr combines two partial sums: a + b"),
-        (not _is_zero(identity), "the identity starts every thread's partial sum, so it must add nothing "
-                                 "(0 for a sum)"),
-    ]
-    cupy = _gpu_cupy("your ReductionKernel")
-    if cupy is None:
-        _read_as_text("ReductionKernel", as_text)
-        return None
-    images = batch()
-    threshold = np.float32(analysis.SPOT_THRESHOLD)
-    with _gpu_errors_as_hints(cupy):
-        kernel = analysis.spot_mass_kernel(cupy, map_expr, reduce_expr, identity)
-        got = kernel(cupy.asarray(images), cupy.asarray(threshold), axis=(1, 2)).get()
-    want = analysis.spot_mass(images)
-    if not _close(got, want):
-        spots = np.where(images > threshold, images, 0)
-        if _close(got, analysis.mass(images)):
-            raise NotYet("that is the mass of every cell: map each cell to v where v > threshold, else to 0")
-        if _close(got, np.where(images >= threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
-            raise NotYet("a cell exactly on the threshold is not above it: v > threshold, not >=")
-        if _close(got, (images > threshold).sum(axis=(1, 2)).astype(np.float64)):
-            raise NotYet("that counts the spots: map a spot to its value v, not to 1 (v > threshold ? v : 0)")
-        if _close(got, spots.max(axis=(1, 2))):
-            raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
-        offset = got - want
-        if np.all(offset > 1e-3) and np.allclose(offset, offset[0], rtol=1e-3):
-            raise NotYet(f"each image's sum is {offset[0]:.4g} too large: the identity starts every thread's "
-                         "partial sum, so it must add nothing (0 for a sum)")
-        raise NotYet(_first_difference(got, want, "your spot mass"))
-    _raise_first(as_text)
-    ok(f"spot mass kernel: right on {len(images)} random images, cells on the threshold left out")
-    return kernel
 
 
 # --- Exercise: histograms of each image ---------------------------------------------------------------
@@ -276,66 +183,6 @@ def _counts(index: np.ndarray, bins: int) -> np.ndarray:
     return np.stack([np.bincount(image.ravel(), minlength=bins)[:bins] for image in index])
 
 
-# --- Exercise: the privatised histogram kernel (GPU only) ---------------------------------------------
-
-def histogram_kernel(body: str):
-    """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
-    shared memory, then adds it to the image's histogram in global memory. Returns the kernel
-    (None without a GPU)."""
-    as_text = [
-        ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
-                                   "(extern __shared__), then add it to global memory once"),
-        (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
-                                      "and the block's counts to the image's (other threads add at the same time)"),
-        (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
-                                          "before it is added to global memory"),
-        (re.search(r"\]\s*=\s*0", body) is None, "set the block's histogram to 0 first (block_counts[b] = 0 for "
-                                                 "each bin): shared memory starts with whatever an earlier kernel "
-                                                 "left there"),
-    ]
-    if "bins-1" not in _spaceless(body):  # before any launch: past the last bin is past the shared array
-        raise NotYet("a value of 1 gives (int)(v * bins) = bins, one past the last bin: min((int)(v * bins), bins - 1)")
-    cupy = _gpu_cupy("your histogram kernel")
-    if cupy is None:
-        _read_as_text("histogram kernel", as_text)
-        return None
-    images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
-    with _gpu_errors_as_hints(cupy):
-        kernel = analysis.histogram_kernel(cupy, body)
-        _poison_shared_memory(cupy)  # a histogram never set to 0 then starts from what this leaves in shared memory
-        got = analysis.launch_histograms(kernel, cupy.asarray(images)).get().astype(np.int64)
-    want = analysis.histograms(images)
-    cells = images[0].size
-    if np.any(got.sum(axis=1) > cells):
-        raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
-                     "there; set it to 0, then __syncthreads(), before counting")
-    if np.any(got.sum(axis=1) < cells):
-        raise NotYet("fewer counts than cells: increments were lost. Two threads adding to one bin at once keep "
-                     "one +1 unless the addition is atomicAdd; and wait with __syncthreads() for every thread "
-                     "of the block to have counted before adding the block's histogram to global memory")
-    if not np.array_equal(got, want):
-        raise NotYet("every cell counted once, but in the wrong bins: bin = min((int)(v * bins), bins - 1). "
-                     + _first_difference(got, want, "your histograms"))
-    if "__shared__" not in body:
-        raise NotYet("right counts, with every thread adding to global memory: that is the first kernel. Count "
-                     "into a histogram of the block in shared memory (extern __shared__), then add it once")
-    _raise_first(as_text)  # a race can give the right counts by luck
-    ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells, privatised in shared memory")
-    return kernel
-
-
-def _poison_shared_memory(cupy) -> None:
-    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared
-    between kernels, so a kernel that never zeroes its block's histogram then shows it at once,
-    instead of only after some other kernel has left something there."""
-    kernel = cupy.RawKernel(r"""extern "C" __global__ void poison(int bins) {
-        extern __shared__ unsigned int junk[];
-        for (int b = threadIdx.x; b < bins; b += blockDim.x) junk[b] = 7u;
-    }""", "poison")
-    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
-    kernel((8 * sms,), (analysis.HISTOGRAM_THREADS,), (np.int32(analysis.BINS),), shared_mem=analysis.BINS * 4)
-
-
 # --- Exercise: masks and integer-array indexing -------------------------------------------------------
 
 def bright_cells(student, device_type: type | None = None, to_device=np.asarray) -> None:
@@ -380,13 +227,52 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
 
 # --- Exercise: deciles by sorting, classes by binary search -------------------------------------------
 
+#: The library functions that find a class by binary search.
+_BINARY_SEARCHES = ("searchsorted", "digitize")
+
+
+@contextlib.contextmanager
+def _binary_searches(device_type):
+    """The calls of the student's library's binary searches while the student runs (a list)."""
+    import importlib
+
+    module = importlib.import_module(device_type.__module__.split(".")[0] if device_type is not None else "numpy")
+    calls, originals = [], {name: getattr(module, name) for name in _BINARY_SEARCHES}
+
+    def watched(name):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return originals[name](*args, **kwargs)
+        return call
+
+    for name in originals:
+        setattr(module, name, watched(name))
+    try:
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
+def _names_used(function) -> set[str]:
+    """The attribute and global names the function's code (nested code included) uses: a method
+    call (edges.searchsorted) is not seen by `_binary_searches`."""
+    codes, names = [getattr(function, "__code__", None)], set()
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return names
+
+
 def deciles(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images)` must return the nine deciles of V over the batch (by sorting: the value at
     index floor(q (n - 1)) of the sorted values) and each cell's decile class, 0 to 9, by a binary
     search among them (a cell equal to an edge in the class above it)."""
     images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
     with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
-                        "np.floor(q * (n - 1)).astype(int)")):
+                        "np.floor(q * (n - 1)).astype(int)")), _binary_searches(device_type) as searches:
         result = student(to_device(images))
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")
@@ -422,50 +308,11 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         if np.array_equal(classes, np.searchsorted(want, images, side="left")):
             raise NotYet("the cells equal to an edge went to the class below it: search with side='right'")
         raise NotYet(_first_difference(classes, want_classes, "your classes"))
+    if not searches and not _names_used(student) & set(_BINARY_SEARCHES):
+        raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
+                     "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
     ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
        "an edge in the class above")
-
-
-# --- Exercise: a bitonic sort kernel (GPU only) -------------------------------------------------------
-
-def bitonic_step(body: str):
-    """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
-    random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
-    `sort(values)` (None without a GPU)."""
-    code = _spaceless(body)
-    as_text = [
-        (not any(x in code for x in ("partner>i", "i<partner", "partner<=i", "i>=partner")),
-         "thread i and thread partner share a pair: only the one with partner > i may compare and swap"),
-        ("&k" not in code, "the direction of a pair comes from i & k: ascending where it is 0"),
-        (not ("values[i]=" in code and "values[partner]=" in code), "an exchange writes both values[i] and "
-                                                                     "values[partner]"),
-    ]
-    cupy = _gpu_cupy("your bitonic sort kernel")
-    if cupy is None:
-        _read_as_text("bitonic step", as_text)
-        return None
-    rng = np.random.default_rng()
-    with _gpu_errors_as_hints(cupy):
-        kernel = analysis.bitonic_kernel(cupy, body)
-        for size in (1000, 4096, 2**16 + 3):
-            values = rng.random(size, dtype=np.float32)
-            got = analysis.bitonic_sort(kernel, cupy.asarray(values)).get()
-            want = np.sort(values)
-            if np.array_equal(got, want):
-                continue
-            padded_descending = np.sort(np.concatenate([values, np.full((1 << (size - 1).bit_length()) - size,
-                                                                        np.inf, np.float32)]))[::-1]
-            if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:size]):
-                raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
-            if not np.array_equal(np.sort(got), want):
-                raise NotYet("values were lost or duplicated: two threads exchanged the same pair. Thread i and "
-                             "thread partner share a pair: only the one with partner > i may compare and swap")
-            _raise_first(as_text)  # the mistake by name, where the code shows it
-            first = int(np.argmax(got[1:] < got[:-1]))
-            raise NotYet(f"not sorted ({size:,} values): {got[first]} comes before {got[first + 1]} at index {first}")
-    _raise_first(as_text)
-    ok("bitonic sort: 1,000, 4,096 and 65,539 random values sorted as numpy.sort sorts them")
-    return lambda values: analysis.bitonic_sort(kernel, values)
 
 
 # --- Exercise: the similarity matrix ---------------------------------------------------------------------

@@ -342,16 +342,26 @@ def test_the_spot_mass_kernel_names_its_sum_type_in_c():
     assert made["kwargs"] == {"reduce_type": "double"}
 
 
-def test_kernel_checkers_read_the_code_and_say_what_they_cannot_check_without_a_gpu(capsys):
+def test_kernel_checkers_run_the_kernels_on_the_cpu_or_say_they_did_not_check(capsys, monkeypatch):
+    """Without a GPU the kernels run on the CPU (a C++ compiler); without one either, the checkers
+    say "not checked" and never tick (issue 29: text-only checks ticked wrong kernels)."""
     if CUPY.ok:
-        pytest.skip("a GPU is here: the checkers run the kernels")
+        pytest.skip("a GPU is here: the checkers run the kernels on it")
+    from gs_course import cuda_on_cpu
+
+    if cuda_on_cpu.compiler() is not None:
+        analysis_check.spot_mass_kernel(**analysis.SPOT_MASS)
+        analysis_check.histogram_kernel(analysis.PRIVATISED)
+        analysis_check.bitonic_step(analysis.BITONIC_BODY)
+        assert capsys.readouterr().out.count("(run on the CPU") == 3
+    monkeypatch.setattr(cuda_on_cpu, "compiler", lambda: None)
     assert analysis_check.spot_mass_kernel(**analysis.SPOT_MASS) is None
     assert analysis_check.histogram_kernel(analysis.PRIVATISED) is None
     assert analysis_check.bitonic_step(analysis.BITONIC_BODY) is None
     out = capsys.readouterr().out
     for what in ("your ReductionKernel", "your histogram kernel", "your bitonic sort kernel"):
-        assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
-    assert out.count("read as text, it has the parts it needs (its results need a GPU to check)") == 3
+        assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler" in out
+    assert "\N{CHECK MARK}" not in out
 
 
 # --- on a GPU ------------------------------------------------------------------------------------------

@@ -1,0 +1,236 @@
+"""A student's CUDA C kernel run on the CPU, to check its values where there is no GPU.
+
+The course's kernels are small: one function of plain C, with CUDA's thread indices, shared
+memory, `__syncthreads()` and `atomicAdd`. Compiled as C++ with a prelude that gives those names
+their meaning on the CPU, a kernel runs block after block; within a block its threads run either
+one after another (in order, or in reverse order: a kernel whose result depends on the order has a
+race) or as threads of their own that wait for each other at `__syncthreads()` (a barrier that
+not every thread reaches then never opens: the program is stopped after `timeout` seconds).
+
+The program runs in a child process: a wild pointer costs that process, never the notebook's.
+Each array sits between two guard zones filled with a value of its own; a kernel that writes into
+them wrote outside its array. Without a C++ compiler (`compiler()` is None), nothing here runs and
+the checkers say "not checked".
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+from .check_core import NotYet
+
+#: Elements of guard zone on each side of every array.
+GUARD = 1024
+
+PRELUDE = r"""
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+struct dim3 {
+    unsigned int x, y, z;
+    dim3(unsigned int x_ = 1, unsigned int y_ = 1, unsigned int z_ = 1) : x(x_), y(y_), z(z_) {}
+};
+static thread_local dim3 threadIdx;
+static dim3 blockIdx, blockDim, gridDim;
+static pthread_barrier_t block_barrier;
+static bool threads_of_their_own = false;
+static inline void __syncthreads() {
+    if (!threads_of_their_own) { fprintf(stderr, "__syncthreads() in a launch without a barrier\n"); exit(3); }
+    pthread_barrier_wait(&block_barrier);
+}
+static unsigned char shared_arena[48 * 1024];
+template <class T, class V> static inline T atomicAdd(T* p, V v) { return __atomic_fetch_add(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class V> static inline float atomicAdd(float* p, V v) {
+    float old = *p, want;
+    do { want = old + (float) v; } while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+    return old;
+}
+template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
+template <class A, class B> static inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __restrict__
+template <class F> struct ThreadStart { F* kernel; unsigned int t; };
+static inline void set_thread(unsigned int t) {
+    threadIdx = dim3(t % blockDim.x, (t / blockDim.x) % blockDim.y, t / (blockDim.x * blockDim.y));
+}
+template <class F> static void* start_thread(void* arg) {
+    ThreadStart<F>* start = (ThreadStart<F>*) arg;
+    set_thread(start->t);
+    (*start->kernel)();
+    return 0;
+}
+template <class F> static void launch(dim3 grid, dim3 block, bool own_threads, bool reverse, F kernel) {
+    gridDim = grid;
+    blockDim = block;
+    const unsigned int threads = block.x * block.y * block.z;
+    if (threads > 1024) { fprintf(stderr, "more than 1024 threads a block\n"); exit(3); }
+    for (unsigned int bz = 0; bz < grid.z; ++bz)
+    for (unsigned int by = 0; by < grid.y; ++by)
+    for (unsigned int bx = 0; bx < grid.x; ++bx) {
+        blockIdx = dim3(bx, by, bz);
+        memset(shared_arena, 7, sizeof shared_arena);  // shared memory is not cleared between blocks
+        if (own_threads) {
+            static ThreadStart<F> starts[1024];
+            static pthread_t ids[1024];
+            pthread_barrier_init(&block_barrier, 0, threads);
+            threads_of_their_own = true;
+            for (unsigned int t = 0; t < threads; ++t) {
+                starts[t].kernel = &kernel;
+                starts[t].t = t;
+                pthread_create(&ids[t], 0, start_thread<F>, &starts[t]);
+            }
+            for (unsigned int t = 0; t < threads; ++t) pthread_join(ids[t], 0);
+            threads_of_their_own = false;
+            pthread_barrier_destroy(&block_barrier);
+        } else {
+            for (unsigned int s = 0; s < threads; ++s) {
+                set_thread(reverse ? threads - 1 - s : s);
+                kernel();
+            }
+        }
+    }
+}
+"""
+
+#: The C++ type of each NumPy dtype an array may have.
+_C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dtype(np.int32): "int",
+            np.dtype(np.uint32): "unsigned int", np.dtype(np.int64): "long long"}
+
+
+class KernelFailed(Exception):
+    """The kernel did not run to its end on the CPU; `kind` says how: "compile" (the message holds
+    the compiler's error lines), "crash", "hang" or "outside" (it wrote into a guard zone)."""
+
+    def __init__(self, kind: str, message: str):
+        super().__init__(message)
+        self.kind = kind
+
+
+def compiler() -> str | None:
+    """The C++ compiler that runs kernels here, or None."""
+    return next((found for name in ("c++", "g++", "clang++") if (found := shutil.which(name))), None)
+
+
+def shared_memory_as_cpu(body: str) -> str:
+    """CUDA's shared arrays as the CPU has them: `extern __shared__ T name[];` points into the
+    block's arena, `__shared__ T name[N];` is one static array (blocks run one at a time)."""
+    body = re.sub(r"extern\s+__shared__\s+([\w\s]+?)\s*(\w+)\s*\[\s*\]\s*;", r"\1* \2 = (\1*) shared_arena;", body)
+    return re.sub(r"__shared__", "static", body)
+
+
+class Program:
+    """A kernel and the `main` that launches it, compiled; `run` it on arrays."""
+
+    def __init__(self, kernel: str, arrays: dict[str, np.dtype], main: str, folder: Path):
+        cxx = compiler()
+        if cxx is None:
+            raise RuntimeError("no C++ compiler here")
+        self.names = list(arrays)
+        self.folder = folder
+        declarations = "\n".join(
+            f"    {_C_TYPES[np.dtype(dtype)]}* {name} = ({_C_TYPES[np.dtype(dtype)]}*) storage[{i}] + {GUARD};"
+            for i, (name, dtype) in enumerate(arrays.items()))
+        source = (PRELUDE + shared_memory_as_cpu(kernel.replace('extern "C"', "")) + f"""
+int main(int argc, char** argv) {{
+    const bool reverse = argc > 2 && argv[2][0] == 'r';
+    FILE* file = fopen(argv[1], "rb");
+    long long sizes[{len(arrays)}];
+    void* storage[{len(arrays)}];
+    for (int i = 0; i < {len(arrays)}; ++i) {{
+        if (fread(&sizes[i], sizeof(long long), 1, file) != 1) return 4;
+        storage[i] = malloc(sizes[i]);
+        if (fread(storage[i], 1, sizes[i], file) != (size_t) sizes[i]) return 4;
+    }}
+    fclose(file);
+{declarations}
+    (void) reverse;
+{main}
+    file = fopen(argv[1], "wb");
+    for (int i = 0; i < {len(arrays)}; ++i) {{ fwrite(&sizes[i], sizeof(long long), 1, file); fwrite(storage[i], 1, sizes[i], file); }}
+    fclose(file);
+    return 0;
+}}
+""")
+        (folder / "kernel.cpp").write_text(source)
+        built = subprocess.run([cxx, "-std=c++17", "-O1", "-pthread", "-w", "-o", str(folder / "kernel"),
+                                str(folder / "kernel.cpp")], capture_output=True, text=True, timeout=120)
+        if built.returncode != 0:
+            errors = [re.sub(r"^.*?kernel\.cpp:\d+:\d+:\s*", "", line) for line in built.stderr.splitlines()
+                      if "error" in line]
+            raise KernelFailed("compile", "\n".join(errors[:5]) or built.stderr.strip()[:500])
+
+    def run(self, arrays: dict[str, np.ndarray], reverse: bool = False, timeout: float = 20) -> dict[str, np.ndarray]:
+        """The arrays after the program ran (each in its guard zones, filled with `guard_fill`)."""
+        data = self.folder / "arrays.bin"
+        guarded = []
+        with open(data, "wb") as out:
+            for name in self.names:
+                a = np.ascontiguousarray(arrays[name]).ravel()
+                fill = _guard_fill(a.dtype)
+                whole = np.concatenate([np.full(GUARD, fill, a.dtype), a, np.full(GUARD, fill, a.dtype)])
+                guarded.append((name, a, fill))
+                out.write(np.int64(whole.nbytes).tobytes())
+                out.write(whole.tobytes())
+        try:
+            child = subprocess.run([str(self.folder / "kernel"), str(data), "r" if reverse else "f"],
+                                   capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise KernelFailed("hang", f"it did not finish within {timeout:g} s") from None
+        if child.returncode != 0:
+            raise KernelFailed("crash", child.stderr.strip().splitlines()[-1] if child.stderr.strip() else
+                               f"stopped by signal {-child.returncode}" if child.returncode < 0 else
+                               f"exit status {child.returncode}")
+        results, raw, offset = {}, data.read_bytes(), 0
+        for name, a, fill in guarded:
+            size = int(np.frombuffer(raw, np.int64, 1, offset)[0])
+            whole = np.frombuffer(raw, a.dtype, size // a.itemsize, offset + 8)
+            offset += 8 + size
+            guards = np.concatenate([whole[:GUARD], whole[-GUARD:]])
+            if not (np.isnan(guards).all() if np.isnan(fill) else (guards == fill).all()):
+                raise KernelFailed("outside", f"it wrote outside {name}")
+            results[name] = whole[GUARD:-GUARD].reshape(np.shape(arrays[name])).copy()
+        return results
+
+
+def _guard_fill(dtype: np.dtype):
+    """What fills the guard zones: a read there turns a float result huge, an integer one wrong."""
+    return dtype.type(1e20) if dtype.kind == "f" else dtype.type(0x5A5A5A5A)
+
+
+def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
+    """A context manager: the compiled Program, its folder removed afterwards."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def made():
+        with tempfile.TemporaryDirectory(prefix="gs-course-kernel-") as folder:
+            yield Program(kernel, arrays, main, Path(folder))
+
+    return made()
+
+
+def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_options) -> list[dict]:
+    """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
+    its failures as hints."""
+    try:
+        with compiled(kernel, {name: a.dtype for name, a in arrays.items()}, main) as program:
+            return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
+    except KernelFailed as err:
+        if err.kind == "compile":
+            raise NotYet(f"your code does not compile:\n{err}") from None
+        if err.kind == "hang":
+            raise NotYet("your kernel never finished (run on the CPU): a __syncthreads() that not every thread of "
+                         "the block reaches waits forever; put it where every thread passes") from None
+        raise NotYet(f"your kernel reads or writes outside its arrays (run on the CPU: {err}): keep every index "
+                     "inside its array") from None
