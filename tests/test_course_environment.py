@@ -69,7 +69,16 @@ def test_cupynumeric_imported_first_starts_with_the_course_settings():
     machine); `./course` sets it before any kernel or command starts."""
     done = _course_run(sys.executable, "-c", "import cupynumeric; print(float(cupynumeric.ones(3).sum()))")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "3.0"
+    assert done.stdout.strip().splitlines() == ["3.0"], "Legate's cuInit lines come first"
+    assert "cuInit" not in done.stderr
+
+
+def test_course_jupyterlab_has_no_news_pop_up():
+    done = _course_run(sys.executable, "-c", "import json; from jupyterlab_server.config import get_static_page_config; "
+                       "print(json.dumps(get_static_page_config()))")
+    assert done.returncode == 0, done.stderr
+    disabled = json.loads(done.stdout.splitlines()[-1])["disabledExtensions"]
+    assert disabled.get("@jupyterlab/apputils-extension:announcements") is True
 
 
 def _stage(tmp_path: Path) -> Path:

@@ -3,23 +3,24 @@
 # installs, for each supported Python, as pip resolves pyproject.toml's extras (lab,test with each of
 # cpu-cupynumeric, cuda12 and cuda13) on top of SEED, the versions that were tested:
 #
-#   tools/pin-versions.sh 3.11 SEED.txt     # SEED: pip freeze of the environment CI ran
-#   tools/pin-versions.sh 3.12 SEED.txt     # SEED: the GPU host's versions (jax 0.11.2, cupy-cuda13x 14.2.0...)
+#   tools/pin-versions.sh python3.11 SEED.txt   # SEED: pip freeze of the environment CI ran
+#   tools/pin-versions.sh python3.12 SEED.txt   # SEED: the GPU host's versions (jax 0.11.2, cupy-cuda13x 14.2.0...)
 #
 # ./course, CI (.ci/run through ./course), deploy/install.sh (both images) and the GPU host's
 # scripts install with `pip install -c constraints/pyX.Y.txt`. Nothing is installed here: each
 # resolution is `pip install --dry-run --report` in a throwaway venv.
 set -euo pipefail
-version=$1 seed=$2
+python=$1 seed=$2
+version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-"python$version" -m venv "$work/venv"
+"$python" -m venv "$work/venv"
 "$work/venv/bin/python" -m pip install -q --upgrade pip
 grep -v -e '^-e ' -e '^gs-course' -e '^#' "$seed" >"$work/seed.txt"
 for extra in cpu-cupynumeric cuda12 cuda13; do
   "$work/venv/bin/python" -m pip install -q --dry-run --ignore-installed --report "$work/$extra.json" \
-    -c "$work/seed.txt" "$root[lab,test,$extra]"
+    -c "$work/seed.txt" "$root[lab,test,$extra]" 2> >(grep -v "^WARNING: Location 'file" >&2)
 done
 "$work/venv/bin/python" - "$version" "$work"/*.json >"$root/constraints/py$version.txt" <<'PY'
 import json, sys
