@@ -28,11 +28,13 @@ RUN /opt/gs-course/deploy/install.sh /opt/gs-course/venv cuda12,lab,test package
     && useradd --create-home --uid 1000 student
 
 # JAX allocates as it goes; Legate's share is sized from the GPU memory free when the course starts
-# (./course sets LEGATE_CONFIG unless docker run -e gives one).
+# (./course sets LEGATE_CONFIG unless docker run -e gives one). JUPYTER_PATH: the course's Legate
+# kernel, which tutorial 2 declares (gs-course instructor-check runs it so).
 ENV PATH=/opt/gs-course/venv/bin:$PATH \
     XLA_PYTHON_CLIENT_PREALLOCATE=false \
     GS_COURSE_PYTHON=/opt/gs-course/venv/bin/python \
-    GS_COURSE_NOTEBOOKS=/home/student/notebooks
+    GS_COURSE_NOTEBOOKS=/home/student/notebooks \
+    JUPYTER_PATH=/opt/gs-course/deploy/jupyter
 
 USER 1000:1000
 WORKDIR /home/student

@@ -25,6 +25,20 @@ SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 LEGATE_ENV = {**SHARED_GPU_ENV, "JAX_PLATFORMS": "cpu"}
 
 
+#: The kernel tutorial 2 declares, as a clone and both images have it (JUPYTER_PATH, set by ./course
+#: and the images, names deploy/jupyter: `python` is the Python that starts Jupyter, as Jupyter
+#: reads it), and as the hub has it from the image (`kernel_specs`, under the same name).
+LEGATE_KERNEL = "gs-course-legate"
+LEGATE_DISPLAY_NAME = "cuPyNumeric (Legate, gs-course)"
+
+
+def local_specs() -> dict[str, dict]:
+    """Kernel name -> kernel.json of the kernels deploy/jupyter/kernels/ holds (kept in step by a test)."""
+    return {LEGATE_KERNEL: {"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                            "display_name": LEGATE_DISPLAY_NAME, "language": "python",
+                            "env": {"JAX_PLATFORMS": LEGATE_ENV["JAX_PLATFORMS"]}, "metadata": {"debugger": False}}}
+
+
 def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
     """Kernel name -> kernel.json contents. With --cleanenv, Apptainer passes only APPTAINERENV_*
     variables into the image, under their names without the prefix."""
@@ -40,7 +54,7 @@ def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
 
     return {
         "gs-course": spec("Python on GPU (gs-course)", SHARED_GPU_ENV),
-        "gs-course-legate": spec("cuPyNumeric (Legate, gs-course)", LEGATE_ENV),
+        LEGATE_KERNEL: spec(LEGATE_DISPLAY_NAME, LEGATE_ENV),
     }
 
 

@@ -149,3 +149,31 @@ def test_course_setup_installs_the_tested_versions_of_its_python(tmp_path):
     assert installs[-1][-2:] == ["-e", f"{stage}[lab,test,cuda12]"]
     pins = dict(line.split("==") for line in constraints.read_text().splitlines() if not line.startswith("#"))
     assert {"jax", "jaxlib", "numpy", "cupy-cuda12x", "cupy-cuda13x", "nvidia-cupynumeric", "jupyterlab"} <= set(pins)
+
+
+def test_nbval_runs_a_notebook_under_the_kernel_it_declares(tmp_path):
+    """The course's configuration (pyproject.toml's addopts), as ./course test and the instructor
+    check run it: a notebook that declares the course's Legate kernel runs in that kernel (its
+    JAX_PLATFORMS=cpu), not in the test's own environment."""
+    from gs_course import kernels
+
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "import os\nprint(os.environ.get('JAX_PLATFORMS'))",
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": "cpu\n"}]}
+    notebook = {"cells": [cell], "nbformat": 4, "nbformat_minor": 4,
+                "metadata": {"kernelspec": {"name": kernels.LEGATE_KERNEL, "display_name": kernels.LEGATE_DISPLAY_NAME,
+                                            "language": "python"}}}
+    (tmp_path / "declared.ipynb").write_text(json.dumps(notebook))
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "JUPYTER_PATH")}
+    done = subprocess.run([str(ROOT / "course"), "test", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+                           "-c", str(ROOT / "pyproject.toml"), str(tmp_path / "declared.ipynb")],
+                          capture_output=True, text=True, timeout=300, env={**env, "GS_COURSE_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+
+
+def test_every_solved_notebook_declares_a_kernel_the_course_has():
+    declared = {json.loads(path.read_text())["metadata"]["kernelspec"]["name"] for path in (ROOT / "solutions").glob("*.ipynb")}
+    done = _course_run(sys.executable, "-c", "import json; from jupyter_client.kernelspec import KernelSpecManager; "
+                       "print(json.dumps(sorted(KernelSpecManager().find_kernel_specs())))")
+    assert done.returncode == 0, done.stderr
+    assert declared <= set(json.loads(done.stdout.splitlines()[-1])) >= {"gs-course-legate"}

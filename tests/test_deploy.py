@@ -2,6 +2,7 @@
 one dependency list, recipes that agree, a linted Dockerfile, a well-formed apptainer.def, the
 install script itself, and the JupyterHub kernels started through a stand-in for apptainer."""
 
+import json
 import re
 import shutil
 import subprocess
@@ -169,6 +170,14 @@ def test_installed_kernels_start_and_see_the_settings(tmp_path):
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+def test_the_course_legate_kernel_is_the_one_kernels_py_defines():
+    """deploy/jupyter/kernels/ (on JUPYTER_PATH under ./course and in the images) is kernels.local_specs()."""
+    for name, spec in kernels.local_specs().items():
+        assert json.loads((ROOT / "deploy" / "jupyter" / "kernels" / name / "kernel.json").read_text()) == spec
+    assert kernels.local_specs()[kernels.LEGATE_KERNEL]["display_name"] == kernels.kernel_specs("x")[kernels.LEGATE_KERNEL]["display_name"]
+    assert "JUPYTER_PATH=/opt/gs-course/deploy/jupyter" in DOCKERFILE and "/opt/gs-course/deploy/jupyter" in SECTIONS["environment"]
 
 
 def test_kernels_command_needs_the_image(capsys):
