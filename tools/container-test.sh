@@ -153,6 +153,24 @@ for name in ("gs-course", "gs-course-legate"):
 PY
 }
 
+make_base() { # the recipes' default base, from Ubuntu's archive: the image Ubuntu publishes under that name, near enough
+  # Ubuntu's archive key, from its keyring package (the file's SHA-256 pinned here).
+  local keyring_deb=ubuntu-keyring_2023.11.28.1_all.deb
+  curl -fsS -o "$work/$keyring_deb" "http://archive.ubuntu.com/ubuntu/pool/main/u/ubuntu-keyring/$keyring_deb"
+  echo "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8  $work/$keyring_deb" | sha256sum -c
+  dpkg -x "$work/$keyring_deb" "$work/keyring"
+  mmdebstrap --variant=minbase --components=main,universe \
+    --keyring="$work/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
+    noble "$work/base.tar" http://archive.ubuntu.com/ubuntu
+  "${podman[@]}" import "$work/base.tar" localhost/gs-course-test-bare:noble
+  remember localhost/gs-course-test-bare:noble
+  rm -f "$work/base.tar"
+  mkdir -p "$work/base"
+  printf 'FROM localhost/gs-course-test-bare:noble\nRUN useradd --create-home --uid 1000 ubuntu\n' >"$work/base/Dockerfile"
+  "${podman[@]}" build --network host -t "$base" "$work/base"
+  remember "$base"
+}
+
 say "# The container images, built and run with podman"
 say ""
 say "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
@@ -166,20 +184,7 @@ say "## Dockerfile"
 if "${podman[@]}" image exists "$base"; then
   say "- base: $base already on this machine, used as it is"
 else
-  # Ubuntu's archive key, from its keyring package (the file's SHA-256 pinned here).
-  keyring_deb=ubuntu-keyring_2023.11.28.1_all.deb
-  curl -fsS -o "$work/$keyring_deb" "http://archive.ubuntu.com/ubuntu/pool/main/u/ubuntu-keyring/$keyring_deb"
-  echo "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8  $work/$keyring_deb" | sha256sum -c --quiet
-  dpkg -x "$work/$keyring_deb" "$work/keyring"
-  mmdebstrap --variant=minbase --components=main,universe \
-    --keyring="$work/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
-    noble "$work/base.tar" http://archive.ubuntu.com/ubuntu >"$work/mmdebstrap.log" 2>&1
-  "${podman[@]}" import "$work/base.tar" localhost/gs-course-test-bare:noble >/dev/null
-  remember localhost/gs-course-test-bare:noble
-  rm -f "$work/base.tar"
-  printf 'FROM localhost/gs-course-test-bare:noble\nRUN useradd --create-home --uid 1000 ubuntu\n' >"$work/Dockerfile.base"
-  "${podman[@]}" build --network host -f "$work/Dockerfile.base" -t "$base" "$work" >"$work/base.log" 2>&1
-  remember "$base"
+  check "the recipes' default base made" make_base
   say "- base made in $((SECONDS - start)) s"
 fi
 
