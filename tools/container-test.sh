@@ -22,6 +22,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 result=${OUT:-$root/results/cpu-dev}/container-test.md
 work=$(mktemp -d /tmp/gs-course-containers.XXXXXX)
+chmod 755 "$work" # apt's sandbox user reads the Ubuntu keyring from there
 docker_image=localhost/gs-course-test:docker
 apptainer_image=localhost/gs-course-test:apptainer
 base=docker.io/library/$(sed -n 's/^ARG BASE=//p' Dockerfile)
@@ -56,7 +57,10 @@ if [[ -e $stub/libcuda.so.1 ]]; then
 fi
 
 made_images=() # the IDs of every image this run built (a rebuild leaves the first one untagged)
-remember() { made_images+=("$("${podman[@]}" image inspect --format '{{.Id}}' "$1" 2>/dev/null)"); }
+remember() { # remember IMAGE: its ID, if it was built
+  local id
+  id=$("${podman[@]}" image inspect --format '{{.Id}}' "$1" 2>/dev/null) && made_images+=("$id") || true
+}
 cleanup() {
   "${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
   local id
@@ -76,6 +80,7 @@ check() { # check NAME COMMAND...: runs it, keeps its last lines, records pass o
   else
     failed=1
     say "- **FAIL** $name ($((SECONDS - start)) s)"
+    tail -n 20 "$work/step.log" >&2
   fi
   report+=('  ```' "$(tail -n 6 "$work/step.log" | sed 's/^/  /')" '  ```')
 }
