@@ -3,12 +3,11 @@ losing the student's work, a fresh copy on request, and one line for a folder th
 written."""
 
 import json
-import os
 
-import pytest
 
 from gs_course import handout
 from gs_course.cli import main
+from test_read_only import read_only  # noqa: F401  (the fixture: a read-only tmpfs mount as root)
 
 
 def _course(folder, **notebooks):
@@ -67,13 +66,10 @@ def test_the_command_copies_into_a_folder_and_says_what_it_did(tmp_path, capsys)
     assert capsys.readouterr().out.strip().endswith("up to date; open it in JupyterLab")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_a_folder_that_cannot_be_written_gets_one_line(tmp_path, capsys):
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    assert main(["notebooks", str(locked / "mine")]) == 2
+def test_a_folder_that_cannot_be_written_gets_one_line(read_only, capsys):
+    assert main(["notebooks", str(read_only / "mine")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"gs-course: error: cannot write to {locked / 'mine'}") and "\n" not in err
+    assert err.startswith(f"gs-course: error: cannot write to {read_only / 'mine'}") and "\n" not in err
 
 
 def test_a_file_in_the_way_gets_one_line(tmp_path, capsys):
