@@ -4,7 +4,6 @@ written."""
 
 import json
 
-
 from gs_course import handout
 from gs_course.cli import main
 from test_read_only import read_only  # noqa: F401  (the fixture: a read-only tmpfs mount as root)
