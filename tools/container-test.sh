@@ -3,7 +3,7 @@
 # (as root, on a Debian machine; no Docker daemon or Apptainer needed), each from its defaults.
 # Public registries need not be reachable: the recipes' base, ubuntu:noble-YYYYMMDD (Python 3.12),
 # is made here by mmdebstrap from Ubuntu's archive, with the user ubuntu (UID 1000) that Ubuntu's
-# own image has, under the name the recipes give (a copy already on the machine is used as it is).
+# own image has, under the name the recipes give, in a podman storage of the test's own.
 #
 #   tools/container-test.sh          # about 20 to 40 minutes; writes results/cpu-dev/container-test.md
 #
@@ -36,7 +36,9 @@ done
 # What this machine needs of podman: runc (crun refuses hybrid cgroups), cgroupfs, no default ulimits.
 printf '[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = "cgroupfs"\n' >"$work/containers.conf"
 export CONTAINERS_CONF=$work/containers.conf
-podman=(podman --runtime runc)
+# A storage of its own under $work: the machine's other images and containers are never touched, and
+# everything this run made goes with $work (layers of failed builds included).
+podman=(podman --runtime runc --root "$work/storage" --runroot "$work/run")
 build=("${podman[@]}" build --format docker --network host)
 # pip inside the build trusts what pip trusts here (a machine whose package index needs its own CA).
 cert=${PIP_CERT:-$(python3 -m pip config list 2>/dev/null | sed -n "s/^[^=]*[.]cert='\(.*\)'$/\1/p" | head -n 1)}
@@ -56,15 +58,9 @@ if [[ -e $stub/libcuda.so.1 ]]; then
   cpu_driver_said=" (Debian's libcuda1 bound in for the driver, Legate on the CPU)"
 fi
 
-made_images=() # the IDs of every image this run built (a rebuild leaves the first one untagged)
-remember() { # remember IMAGE: its ID, if it was built
-  local id
-  id=$("${podman[@]}" image inspect --format '{{.Id}}' "$1" 2>/dev/null) && made_images+=("$id") || true
-}
 cleanup() {
   "${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
-  local id
-  for id in "${made_images[@]}"; do [[ -z $id ]] || "${podman[@]}" rmi -f "$id" >/dev/null 2>&1 || true; done
+  "${podman[@]}" system reset --force >/dev/null 2>&1 || true # this run's own storage only (--root)
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -168,12 +164,13 @@ make_base() { # the recipes' default base, from Ubuntu's archive: the image Ubun
     --keyring="$work/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
     noble "$work/base.tar" http://archive.ubuntu.com/ubuntu
   "${podman[@]}" import "$work/base.tar" localhost/gs-course-test-bare:noble
-  remember localhost/gs-course-test-bare:noble
   rm -f "$work/base.tar"
   mkdir -p "$work/base"
-  printf 'FROM localhost/gs-course-test-bare:noble\nRUN useradd --create-home --uid 1000 ubuntu\n' >"$work/base/Dockerfile"
+  # As Ubuntu's image has them: PATH in its configuration (a bare import has none), the user ubuntu.
+  printf '%s\n' 'FROM localhost/gs-course-test-bare:noble' \
+    'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    'RUN useradd --create-home --uid 1000 ubuntu' 'CMD ["/bin/bash"]' >"$work/base/Dockerfile"
   "${podman[@]}" build --network host -t "$base" "$work/base"
-  remember "$base"
 }
 
 say "# The container images, built and run with podman"
@@ -186,23 +183,17 @@ say ""
 
 start=$SECONDS
 say "## Dockerfile"
-if "${podman[@]}" image exists "$base"; then
-  say "- base: $base already on this machine, used as it is"
-else
-  check "the recipes' default base made" make_base
-  say "- base made in $((SECONDS - start)) s"
-fi
+check "the recipes' default base made" make_base
+say "- base made in $((SECONDS - start)) s"
 
 start=$SECONDS
 check "docker build" "${build[@]}" -t "$docker_image" .
-remember "$docker_image"
 say "- built in $((SECONDS - start)) s; image $(image_size "$docker_image" 2>/dev/null)"
 # A notebook changes: the dependencies' layer (the CUDA wheels) must come from the cache.
 cp notebooks/README.md "$work/README.md.orig"
 echo "" >>notebooks/README.md
 start=$SECONDS
 "${build[@]}" -t "$docker_image" . >"$work/rebuild.log" 2>&1 || failed=1
-remember "$docker_image"
 cp "$work/README.md.orig" notebooks/README.md
 cached=$(grep -A1 'install.sh /opt/gs-course/venv cuda12,lab,test dependencies' "$work/rebuild.log" | grep -c 'Using cache' || true)
 say "- rebuilt after a notebook changed in $((SECONDS - start)) s; the dependencies' layer $([[ $cached -ge 1 ]] && echo 'came from the cache' || echo 'was REBUILT')"
@@ -224,7 +215,6 @@ say "## apptainer.def (through tools/apptainer_as_dockerfile.py)"
 python3 tools/apptainer_as_dockerfile.py apptainer.def >"$work/Dockerfile.apptainer"
 start=$SECONDS
 check "build: %files and %post" "${build[@]}" -f "$work/Dockerfile.apptainer" -t "$apptainer_image" .
-remember "$apptainer_image"
 say "- built in $((SECONDS - start)) s; image $(image_size "$apptainer_image" 2>/dev/null)"
 if built "$apptainer_image"; then
 mkdir -p "$work/home" && chown 1000:1000 "$work/home"
