@@ -60,7 +60,8 @@ fi
 
 cleanup() {
   "${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
-  "${podman[@]}" system reset --force >/dev/null 2>&1 || true # this run's own storage only (--root)
+  # Its own storage goes with $work: unmount what is still mounted there first.
+  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
