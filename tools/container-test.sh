@@ -161,7 +161,7 @@ make_base() { # the recipes' default base, from Ubuntu's archive: the image Ubun
   curl -fsS -o "$work/$keyring_deb" "http://archive.ubuntu.com/ubuntu/pool/main/u/ubuntu-keyring/$keyring_deb"
   echo "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8  $work/$keyring_deb" | sha256sum -c
   dpkg -x "$work/$keyring_deb" "$work/keyring"
-  mmdebstrap --variant=minbase --components=main,universe \
+  mmdebstrap --variant=minbase --include=apt --components=main,universe \
     --keyring="$work/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
     noble "$work/base.tar" http://archive.ubuntu.com/ubuntu
   "${podman[@]}" import "$work/base.tar" localhost/gs-course-test-bare:noble
