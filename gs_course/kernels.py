@@ -25,9 +25,9 @@ SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 LEGATE_ENV = {**SHARED_GPU_ENV, "JAX_PLATFORMS": "cpu"}
 
 
-#: The kernel tutorial 2 declares, as a clone and both images have it (JUPYTER_PATH, set by ./course
-#: and the images, names deploy/jupyter: `python` is the Python that starts Jupyter, as Jupyter
-#: reads it), and as the hub has it from the image (`kernel_specs`, under the same name).
+#: The kernel tutorial 2 declares. A clone and both images have it in deploy/jupyter/kernels (on
+#: JUPYTER_PATH under ./course and in the images; Jupyter reads `python` as its own interpreter);
+#: a hub has it from the image, under the same name (`kernel_specs`).
 LEGATE_KERNEL = "gs-course-legate"
 LEGATE_DISPLAY_NAME = "cuPyNumeric (Legate, gs-course)"
 

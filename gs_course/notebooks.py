@@ -121,7 +121,7 @@ def pairs(root: Path = ROOT) -> list[tuple[Path, Path]]:
     return [(path, root / "notebooks" / path.name) for path in sorted((root / "solutions").glob("*.ipynb"))]
 
 
-#: The fingerprints of the student notebooks this module wrote, by file name (outside git).
+#: The fingerprints of the student notebooks this module wrote, by path (outside git).
 GENERATED = ROOT / ".cache" / "generated-notebooks.json"
 
 
@@ -149,7 +149,7 @@ def _as_committed(path: Path) -> bool:
 def keep_if_edited(student: Path) -> Path | None:
     """Before `student` is rewritten: where it is neither what this module last wrote nor what git
     has, a person edited it; it is renamed NAME.edited-TIME.ipynb, and the new name returned."""
-    if not student.exists() or _generated().get(student.name) == _fingerprint(student.read_text()):
+    if not student.exists() or _generated().get(str(student.resolve())) == _fingerprint(student.read_text()):
         return None
     if _as_committed(student):
         return None
@@ -161,7 +161,7 @@ def keep_if_edited(student: Path) -> Path | None:
 def write_generated(student: Path, text: str) -> None:
     """Write a student notebook and record its fingerprint (so that a later run may replace it)."""
     student.write_text(text)
-    record = {**_generated(), student.name: _fingerprint(text)}
+    record = {**_generated(), str(student.resolve()): _fingerprint(text)}
     GENERATED.parent.mkdir(parents=True, exist_ok=True)
     GENERATED.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
 
