@@ -3,6 +3,7 @@ one dependency list, recipes that agree, a linted Dockerfile, a well-formed appt
 install script itself, and the JupyterHub kernels started through a stand-in for apptainer."""
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -187,35 +188,37 @@ def test_kernels_command_needs_the_image(capsys):
 
 @pytest.mark.packaging
 def test_install_script_installs_a_working_course(tmp_path):
-    """The recipe both containers run, outside a container (CPU: no extra)."""
+    """The recipe both containers run, outside a container (CPU: no extra), its venv on its own
+    (a PYTHONPATH of the caller's would bring in another gs_course)."""
+    own = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     done = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh"), str(tmp_path / "venv"), ""],
-                          capture_output=True, text=True, timeout=900)
+                          capture_output=True, text=True, env=own, timeout=900)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().endswith("gs-course 0.1.0")
-    doctor = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "doctor"], capture_output=True, text=True)
+    doctor = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "doctor"], capture_output=True, text=True, env=own)
     assert doctor.returncode == 0 and "numpy" in doctor.stdout and "runs on" in doctor.stdout
     # The installed package (not a clone) hands out the student notebooks and catches up from the solutions.
     handed = subprocess.run([str(tmp_path / "venv" / "bin" / "gs-course"), "notebooks", str(tmp_path / "mine")],
-                            capture_output=True, text=True, cwd=tmp_path)
+                            capture_output=True, text=True, env=own, cwd=tmp_path)
     assert handed.returncode == 0, handed.stderr
     assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
     solved = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import notebooks; "
                              "import json; print(len(notebooks.exercises(json.loads((notebooks.SOLUTIONS / "
                              "'1_Python_GPU_JAX.ipynb').read_text()))), notebooks.SOLUTIONS)"],
-                            capture_output=True, text=True, cwd=tmp_path)
+                            capture_output=True, text=True, env=own, cwd=tmp_path)
     count, where = solved.stdout.split()
     assert int(count) >= 5 and "site-packages" in where, solved.stdout + solved.stderr
     # ... and the recorded results the notebooks show (the container test found them missing there).
     recorded = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import measure; "
                                "print((measure.RESULTS / 'h200' / 'bench.json').is_file(), measure.RESULTS)"],
-                              capture_output=True, text=True, cwd=tmp_path)
+                              capture_output=True, text=True, env=own, cwd=tmp_path)
     assert recorded.stdout.split()[0] == "True" and "site-packages" in recorded.stdout, recorded.stdout + recorded.stderr
     # The images' second step: the course's folder, editable, which instructor-check runs from (its solutions/).
     package = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh"), str(tmp_path / "venv"), "", "package"],
-                             capture_output=True, text=True, timeout=900)
+                             capture_output=True, text=True, env=own, timeout=900)
     assert package.returncode == 0, package.stderr[-3000:]
     found = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import instructor; "
-                            "print(instructor.solved_notebooks()[0].parent)"], capture_output=True, text=True, cwd=tmp_path)
+                            "print(instructor.solved_notebooks()[0].parent)"], capture_output=True, text=True, env=own, cwd=tmp_path)
     assert found.stdout.strip() == str(ROOT / "solutions"), found.stdout + found.stderr
 
 
