@@ -388,10 +388,15 @@ def doctor(require_gpu: bool = False) -> int:
     return 0
 
 
-def _out_folder(out: str | None) -> Path | None:
-    if out is not None and not Path(out).is_dir():
-        raise UsageError(f"--out {out} is not a folder")
-    return None if out is None else Path(out)
+def _writable_folder(option: str, folder: str | None) -> Path | None:
+    """The folder an option names, checked before anything runs (a benchmark is not lost at its end)."""
+    if folder is None:
+        return None
+    if not Path(folder).is_dir():
+        raise UsageError(f"{option} {folder} is not a folder")
+    if not os.access(folder, os.W_OK):
+        raise UsageError(f"{option} {folder} cannot be written (read-only or not yours): give a folder you can write")
+    return Path(folder)
 
 
 def _transfer(args: argparse.Namespace) -> int:
@@ -399,7 +404,7 @@ def _transfer(args: argparse.Namespace) -> int:
 
     if args.max_size < 1:
         raise UsageError(f"--max-size must be at least 1 MiB, got {args.max_size}")
-    out = _out_folder(args.out)
+    out = _writable_folder("--out", args.out)
     try:
         results = transfer.run(args.max_size * transfer.MIB, log=lambda m: print(f"  {m}", file=sys.stderr))
     except transfer.NoGPU as err:
@@ -422,10 +427,8 @@ def _bench(args: argparse.Namespace) -> int:
         raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
     if args.repeats < 1:
         raise UsageError(f"--repeats must be at least 1, got {args.repeats}")
-    output_dir = None if args.no_output else Path(args.output_dir)
-    if output_dir is not None and not output_dir.is_dir():
-        raise UsageError(f"--output-dir {output_dir} is not a folder")
-    out = _out_folder(args.out)
+    output_dir = None if args.no_output else _writable_folder("--output-dir", args.output_dir)
+    out = _writable_folder("--out", args.out)
     if args.quick:
         workload = SMALL
     else:
@@ -496,6 +499,9 @@ def _show(args: argparse.Namespace) -> int:
             out = run.save(args.out, fps=args.fps, index=args.image)
     except (RunFileError, ValueError) as err:
         raise UsageError(str(err)) from None
+    except OSError as err:  # HDF5 cannot read an image: a damaged chunk (check_writable vouched for --out)
+        raise UsageError(f"{args.run_file}: an image cannot be read, the file is damaged "
+                         f"({str(err).splitlines()[0]}); write it again with gs-course run -o") from None
     print(f"saved {out}")
     return 0
 
@@ -505,7 +511,13 @@ def _kernels(args: argparse.Namespace) -> int:
 
     if not Path(args.image).is_file():
         raise UsageError(f"no image at {args.image}: build it with apptainer build gs-course.sif apptainer.def")
-    for folder in kernels.install(args.image, prefix=args.prefix, apptainer=args.apptainer):
+    try:  # the path as given, made absolute: a kernel starts from whatever folder the hub is in
+        installed = kernels.install(os.path.abspath(args.image), prefix=args.prefix, apptainer=args.apptainer)
+    except OSError as err:
+        where = f"--prefix {args.prefix}" if args.prefix else "your Jupyter data folder"
+        raise UsageError(f"cannot install the kernels in {where} ({err.strerror or err}): give a prefix you can "
+                         "write (inside the image: bind it, apptainer exec --bind PREFIX)") from None
+    for folder in installed:
         print(f"installed {folder}")
     return 0
 

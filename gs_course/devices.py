@@ -75,9 +75,12 @@ def gpu_legate_config(fbmem_mib: int = 4000) -> str:
     return f"--gpus 1 --cpus 2 --sysmem 2000 --fbmem {fbmem_mib}"
 
 
-#: What the container recipes and the JupyterHub kernels set (course GPUs have 40 GB or more).
+#: A large card's share (the 4,000 MiB cap of `course.legate_fbmem_mib`).
 GPU_LEGATE_CONFIG = gpu_legate_config()
-CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000"
+#: Without a GPU. Legate's CUDA module still starts where a libcuda is loadable (the stand-in of
+#: a machine without a driver) and logs two lines, `cuInit(0) returned 100` and "not able to discover
+#: the CUDA resources", ahead of every output: its `gpu` logger has nothing else to say on the CPU.
+CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000 --logging gpu=none"
 
 
 def default_legate_config() -> str:

@@ -36,9 +36,10 @@ def _fingerprint(path: Path) -> str:
 
 def course_files(source: Path = SOURCE) -> list[Path]:
     """What a student needs in their folder: the notebooks, the folder's README and the glossary
-    the notebooks link."""
+    the notebooks link (not the copies kept beside a notebook, NAME.edited-TIME.ipynb and the like:
+    a course notebook's name has no dot)."""
     return sorted(p for p in source.iterdir()
-                  if p.is_file() and (p.suffix == ".ipynb" or p.name in ("README.md", "glossary.md")))
+                  if p.is_file() and ((p.suffix == ".ipynb" and "." not in p.stem) or p.name in ("README.md", "glossary.md")))
 
 
 def _read_record(folder: Path) -> dict[str, str]:

@@ -2,10 +2,11 @@
 
 Two kernels: "Python on GPU" for the JAX and CuPy tutorials, and "cuPyNumeric (Legate)" for the
 cuPyNumeric one; both start `python -m ipykernel_launcher` in the image with the host's NVIDIA
-driver (`--nv`), a clean environment, and the settings a shared GPU needs.
+driver (`--nv`), a clean environment, through the image's `./course run`, which gives Legate and
+JAX their share of the GPU memory free when the kernel starts.
 
     gs-course kernels --image /shared/gs-course.sif           # for this user
-    gs-course kernels --image /shared/gs-course.sif --prefix /opt/conda   # for every hub user
+    gs-course kernels --image /shared/gs-course.sif --prefix /opt/jupyterhub   # for every hub user
 """
 
 from __future__ import annotations
@@ -14,14 +15,28 @@ import json
 import tempfile
 from pathlib import Path
 
-from .devices import GPU_LEGATE_CONFIG
-
-#: The settings of the container recipes: JAX allocates as it goes, Legate gets a fixed share.
-SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "LEGATE_CONFIG": GPU_LEGATE_CONFIG}
+#: The image's course command (the recipes keep the course's folder there).
+IMAGE_COURSE = "/opt/gs-course/course"
+#: The settings of the container recipes: JAX allocates as it goes (Legate's share: ./course run).
+SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 #: The cuPyNumeric tutorial's kernel keeps JAX off the GPU: a second library's CUDA context and
 #: memory pool in the same process share the GPU with Legate, which then ran slower on the H200
 #: (BENCHMARKS.md: one process per library).
 LEGATE_ENV = {**SHARED_GPU_ENV, "JAX_PLATFORMS": "cpu"}
+
+
+#: The kernel tutorial 2 declares. A clone and both images have it in deploy/jupyter/kernels (on
+#: JUPYTER_PATH under ./course and in the images; Jupyter reads `python` as its own interpreter);
+#: a hub has it from the image, under the same name (`kernel_specs`).
+LEGATE_KERNEL = "gs-course-legate"
+LEGATE_DISPLAY_NAME = "cuPyNumeric (Legate, gs-course)"
+
+
+def local_specs() -> dict[str, dict]:
+    """Kernel name -> kernel.json of the kernels deploy/jupyter/kernels/ holds (kept in step by a test)."""
+    return {LEGATE_KERNEL: {"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                            "display_name": LEGATE_DISPLAY_NAME, "language": "python",
+                            "env": {"JAX_PLATFORMS": LEGATE_ENV["JAX_PLATFORMS"]}, "metadata": {"debugger": False}}}
 
 
 def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
@@ -29,7 +44,7 @@ def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
     variables into the image, under their names without the prefix."""
     def spec(display_name: str, env: dict[str, str]) -> dict:
         return {
-            "argv": [apptainer, "exec", "--nv", "--cleanenv", image,
+            "argv": [apptainer, "exec", "--nv", "--cleanenv", image, IMAGE_COURSE, "run",
                      "python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
             "display_name": display_name,
             "language": "python",
@@ -39,7 +54,7 @@ def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
 
     return {
         "gs-course": spec("Python on GPU (gs-course)", SHARED_GPU_ENV),
-        "gs-course-legate": spec("cuPyNumeric (Legate, gs-course)", LEGATE_ENV),
+        LEGATE_KERNEL: spec(LEGATE_DISPLAY_NAME, LEGATE_ENV),
     }
 
 

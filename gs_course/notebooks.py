@@ -13,14 +13,21 @@ this works from a clone and from an installed course alike.
     python -m gs_course.notebooks          # write notebooks/ from solutions/
     python -m gs_course.notebooks 1 3      # only tutorials 1 and 3 (the ones whose lock you hold)
     python -m gs_course.notebooks --check  # exit 1 if notebooks/ is out of date
+
+It never overwrites a student notebook a person edited: one it may replace is the version committed
+in git or one it wrote itself (its fingerprint is in `.cache/generated-notebooks.json`, outside
+git); any other is first kept as NAME.edited-TIME.ipynb beside it.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 from .measure import ROOT, course_folder
@@ -114,6 +121,51 @@ def pairs(root: Path = ROOT) -> list[tuple[Path, Path]]:
     return [(path, root / "notebooks" / path.name) for path in sorted((root / "solutions").glob("*.ipynb"))]
 
 
+#: The fingerprints of the student notebooks this module wrote, by path (outside git).
+GENERATED = ROOT / ".cache" / "generated-notebooks.json"
+
+
+def _fingerprint(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def _generated() -> dict[str, str]:
+    try:
+        return json.loads(GENERATED.read_text())
+    except (FileNotFoundError, json.JSONDecodeError):
+        return {}
+
+
+def _as_committed(path: Path) -> bool:
+    """True when git has `path` committed exactly as it is now (overwriting it loses nothing)."""
+    try:
+        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", path.name], cwd=path.parent, capture_output=True)
+        changed = subprocess.run(["git", "diff", "--quiet", "HEAD", "--", path.name], cwd=path.parent, capture_output=True)
+    except OSError:
+        return False
+    return tracked.returncode == 0 and changed.returncode == 0
+
+
+def keep_if_edited(student: Path) -> Path | None:
+    """Before `student` is rewritten: where it is neither what this module last wrote nor what git
+    has, a person edited it; it is renamed NAME.edited-TIME.ipynb, and the new name returned."""
+    if not student.exists() or _generated().get(str(student.resolve())) == _fingerprint(student.read_text()):
+        return None
+    if _as_committed(student):
+        return None
+    kept = student.with_name(f"{student.stem}.edited-{time.strftime('%Y%m%d-%H%M%S')}{student.suffix}")
+    student.rename(kept)
+    return kept
+
+
+def write_generated(student: Path, text: str) -> None:
+    """Write a student notebook and record its fingerprint (so that a later run may replace it)."""
+    student.write_text(text)
+    record = {**_generated(), str(student.resolve()): _fingerprint(text)}
+    GENERATED.parent.mkdir(parents=True, exist_ok=True)
+    GENERATED.write_text(json.dumps(record, indent=1, sort_keys=True) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gs_course.notebooks", description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="only check that notebooks/ is up to date")
@@ -133,7 +185,10 @@ def main(argv: list[str] | None = None) -> int:
             continue
         stale.append(student)
         if not args.check:
-            student.write_text(wanted)
+            kept = keep_if_edited(student)
+            if kept:
+                print(f"kept your edited {student.relative_to(ROOT)} as {kept.relative_to(ROOT)}")
+            write_generated(student, wanted)
             print(f"wrote {student.relative_to(ROOT)}")
     if args.check and stale:
         names = ", ".join(str(p.relative_to(ROOT)) for p in stale)

@@ -5,6 +5,7 @@ notebooks' kernels."""
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -68,4 +69,111 @@ def test_cupynumeric_imported_first_starts_with_the_course_settings():
     machine); `./course` sets it before any kernel or command starts."""
     done = _course_run(sys.executable, "-c", "import cupynumeric; print(float(cupynumeric.ones(3).sum()))")
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "3.0"
+    assert done.stdout.strip().splitlines() == ["3.0"], "Legate's cuInit lines come first"
+    assert "cuInit" not in done.stderr
+
+
+def test_course_jupyterlab_has_no_news_pop_up():
+    done = _course_run(sys.executable, "-c", "import json; from jupyterlab_server.config import get_static_page_config; "
+                       "print(json.dumps(get_static_page_config()))")
+    assert done.returncode == 0, done.stderr
+    disabled = json.loads(done.stdout.splitlines()[-1])["disabledExtensions"]
+    assert disabled.get("@jupyterlab/apputils-extension:announcements") is True
+
+
+def _stage(tmp_path: Path) -> Path:
+    """The course script in a copy of the repository's layout (what it writes lands there)."""
+    stage = tmp_path / "clone"
+    stage.mkdir()
+    for name in ("course", "pyproject.toml"):
+        shutil.copy2(ROOT / name, stage / name)
+    shutil.copytree(ROOT / "constraints", stage / "constraints")
+    return stage
+
+
+def _stub_python(tmp_path: Path, name: str = "python") -> Path:
+    """A Python that records what it is asked to run with -m (jupyter, pip, venv) in RECORD and
+    runs everything else with the test's interpreter; `-m venv DIR` makes DIR/bin/python a stub too."""
+    stub = tmp_path / "bin" / name
+    stub.parent.mkdir(exist_ok=True)
+    stub.write_text(f"""#!/bin/sh
+if [ "$1" = -m ] && [ "$2" = venv ]; then mkdir -p "$3/bin" && cp "$0" "$3/bin/python"; exit 0; fi
+if [ "$1" = -m ] && [ "$2" != gs_course.cli ]; then printf '%s\\n' "$*" >>"$RECORD"; exit 0; fi
+exec {sys.executable} "$@"
+""")
+    stub.chmod(0o755)
+    return stub
+
+
+def test_course_lab_serves_the_students_own_copy_and_keeps_their_work(tmp_path):
+    """notebooks/ is the course's, regenerated from solutions/: JupyterLab opens the student's copy
+    (my-notebooks/, ignored by git), and a later start keeps a notebook they changed."""
+    stage, record = _stage(tmp_path), tmp_path / "record"
+    env = {**os.environ, "GS_COURSE_PYTHON": str(_stub_python(tmp_path)), "RECORD": str(record)}
+    env.pop("GS_COURSE_NOTEBOOKS", None)
+    done = subprocess.run([str(stage / "course"), "lab", "--no-browser"], capture_output=True, text=True, env=env,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    mine = stage / "my-notebooks"
+    assert record.read_text().split() == ["-m", "jupyter", "lab", f"--notebook-dir={mine}",
+                                          *(["--allow-root"] if os.geteuid() == 0 else []), "--no-browser"]
+    assert (mine / "1_Python_GPU_JAX.ipynb").read_bytes() == (ROOT / "notebooks" / "1_Python_GPU_JAX.ipynb").read_bytes()
+    assert (mine / ".gitignore").read_text().splitlines()[-1] == "*"
+    (mine / "1_Python_GPU_JAX.ipynb").write_text("my answers")
+    done = subprocess.run([str(stage / "course"), "lab"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert (mine / "1_Python_GPU_JAX.ipynb").read_text() == "my answers"
+
+
+def test_course_run_keeps_the_callers_working_directory(tmp_path):
+    """`./course run gs-course run -o out.h5` from elsewhere writes out.h5 where the caller is."""
+    done = subprocess.run([str(ROOT / "course"), "run", sys.executable, "-c", "import os; print(os.getcwd())"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300,
+                          env={**os.environ, "GS_COURSE_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == str(tmp_path)
+
+
+def test_course_setup_installs_the_tested_versions_of_its_python(tmp_path):
+    """The venv gets constraints/pyX.Y.txt of the Python it is made with (CI's, the images' and the
+    GPU host's versions are those files)."""
+    stage, record = _stage(tmp_path), tmp_path / "record"
+    stub = _stub_python(tmp_path, "python3.12")
+    env = {k: v for k, v in os.environ.items() if k not in ("GS_COURSE_PYTHON", "VIRTUAL_ENV")}
+    env.update(PATH=f"{stub.parent}:/usr/bin:/bin", RECORD=str(record), GS_COURSE_EXTRAS="cuda12")
+    done = subprocess.run([str(stage / "course"), "setup"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    constraints = stage / "constraints" / f"py{sys.version_info.major}.{sys.version_info.minor}.txt"
+    installs = [line.split() for line in record.read_text().splitlines() if line.startswith("-m pip install")]
+    assert installs and all(words[words.index("-c") + 1] == str(constraints) for words in installs), installs
+    assert installs[-1][-2:] == ["-e", f"{stage}[lab,test,cuda12]"]
+    pins = dict(line.split("==") for line in constraints.read_text().splitlines() if not line.startswith("#"))
+    assert {"jax", "jaxlib", "numpy", "cupy-cuda12x", "cupy-cuda13x", "nvidia-cupynumeric", "jupyterlab"} <= set(pins)
+
+
+def test_nbval_runs_a_notebook_under_the_kernel_it_declares(tmp_path):
+    """The course's configuration (pyproject.toml's addopts), as ./course test and the instructor
+    check run it: a notebook that declares the course's Legate kernel runs in that kernel (its
+    JAX_PLATFORMS=cpu), not in the test's own environment."""
+    from gs_course import kernels
+
+    cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "import os\nprint(os.environ.get('JAX_PLATFORMS'))",
+            "outputs": [{"name": "stdout", "output_type": "stream", "text": "cpu\n"}]}
+    notebook = {"cells": [cell], "nbformat": 4, "nbformat_minor": 4,
+                "metadata": {"kernelspec": {"name": kernels.LEGATE_KERNEL, "display_name": kernels.LEGATE_DISPLAY_NAME,
+                                            "language": "python"}}}
+    (tmp_path / "declared.ipynb").write_text(json.dumps(notebook))
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "JUPYTER_PATH")}
+    done = subprocess.run([str(ROOT / "course"), "test", "-q", "-p", "no:cacheprovider", "--rootdir", str(ROOT),
+                           "-c", str(ROOT / "pyproject.toml"), str(tmp_path / "declared.ipynb")],
+                          capture_output=True, text=True, timeout=300, env={**env, "GS_COURSE_PYTHON": sys.executable})
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "1 passed" in done.stdout
+
+
+def test_every_solved_notebook_declares_a_kernel_the_course_has():
+    declared = {json.loads(path.read_text())["metadata"]["kernelspec"]["name"] for path in (ROOT / "solutions").glob("*.ipynb")}
+    done = _course_run(sys.executable, "-c", "import json; from jupyter_client.kernelspec import KernelSpecManager; "
+                       "print(json.dumps(sorted(KernelSpecManager().find_kernel_specs())))")
+    assert done.returncode == 0, done.stderr
+    assert declared <= set(json.loads(done.stdout.splitlines()[-1])) >= {"gs-course-legate"}

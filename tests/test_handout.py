@@ -3,12 +3,10 @@ losing the student's work, a fresh copy on request, and one line for a folder th
 written."""
 
 import json
-import os
-
-import pytest
 
 from gs_course import handout
 from gs_course.cli import main
+from test_read_only import read_only  # noqa: F401  (the fixture: a read-only tmpfs mount as root)
 
 
 def _course(folder, **notebooks):
@@ -67,13 +65,10 @@ def test_the_command_copies_into_a_folder_and_says_what_it_did(tmp_path, capsys)
     assert capsys.readouterr().out.strip().endswith("up to date; open it in JupyterLab")
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")
-def test_a_folder_that_cannot_be_written_gets_one_line(tmp_path, capsys):
-    locked = tmp_path / "locked"
-    locked.mkdir(mode=0o500)
-    assert main(["notebooks", str(locked / "mine")]) == 2
+def test_a_folder_that_cannot_be_written_gets_one_line(read_only, capsys):
+    assert main(["notebooks", str(read_only / "mine")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith(f"gs-course: error: cannot write to {locked / 'mine'}") and "\n" not in err
+    assert err.startswith(f"gs-course: error: cannot write to {read_only / 'mine'}") and "\n" not in err
 
 
 def test_a_file_in_the_way_gets_one_line(tmp_path, capsys):
@@ -90,3 +85,52 @@ def test_reset_of_an_unknown_notebook_names_the_notebooks(tmp_path, capsys):
     assert main(["notebooks", str(tmp_path), "--reset", "9"]) == 2
     err = capsys.readouterr().err
     assert "no course notebook '9'" in err and "1_Python_GPU_JAX.ipynb" in err
+
+
+def test_regenerating_the_student_notebooks_keeps_one_a_person_edited(tmp_path, monkeypatch, capsys):
+    """python -m gs_course.notebooks replaces what it wrote itself, and keeps anything else as
+    NAME.edited-TIME.ipynb (a student who saved their work in notebooks/ loses nothing)."""
+    from gs_course import notebooks
+
+    (tmp_path / "solutions").mkdir()
+    (tmp_path / "notebooks").mkdir()
+    solved = tmp_path / "solutions" / "1_first.ipynb"
+    student = tmp_path / "notebooks" / "1_first.ipynb"
+    monkeypatch.setattr(notebooks, "ROOT", tmp_path)
+    monkeypatch.setattr(notebooks, "GENERATED", tmp_path / ".cache" / "generated.json")
+    monkeypatch.setattr(notebooks, "pairs", lambda: [(solved, student)])
+
+    def solve(answer: str) -> None:
+        cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": 1,
+                "source": f"### BEGIN SOLUTION\n{answer}\n### END SOLUTION\n"}
+        solved.write_text(json.dumps({"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 4}))
+
+    solve("x = 1")
+    assert notebooks.main([]) == 0
+    first = student.read_text()
+    solve("x = 2")  # a solution changes: the notebook it wrote is simply replaced
+    assert notebooks.main([]) == 0 and not list(student.parent.glob("*.edited-*"))
+    student.write_text(first.replace("Your turn", "My answer"))  # a student saves their work
+    solve("x = 3")
+    assert notebooks.main([]) == 0
+    (kept,) = student.parent.glob("1_first.edited-*.ipynb")
+    assert "My answer" in kept.read_text() and "Your turn" in student.read_text()
+    assert f"kept your edited notebooks/1_first.ipynb as notebooks/{kept.name}" in capsys.readouterr().out
+    assert [p.name for p in handout.course_files(student.parent) if p.suffix == ".ipynb"] == ["1_first.ipynb"]
+
+
+def test_a_notebook_as_git_has_it_may_be_regenerated(tmp_path):
+    """A clone's notebooks are committed as the generator wrote them: replacing one loses nothing."""
+    import subprocess
+
+    from gs_course import notebooks
+
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (tmp_path / "a.ipynb").write_text("as committed")
+    subprocess.run([*git, "add", "a.ipynb"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "a"], check=True)
+    assert notebooks.keep_if_edited(tmp_path / "a.ipynb") is None
+    (tmp_path / "a.ipynb").write_text("edited")
+    kept = notebooks.keep_if_edited(tmp_path / "a.ipynb")
+    assert kept.read_text() == "edited" and not (tmp_path / "a.ipynb").exists()

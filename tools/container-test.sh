@@ -1,39 +1,45 @@
 #!/usr/bin/env bash
 # Build the course's two container recipes for real and run them as a site would, with podman
-# (as root, on a Debian machine; no Docker daemon or Apptainer needed). Public registries need not be
-# reachable: the base is a Debian 12 image made here by mmdebstrap (Python 3.11), given to both
-# recipes as their BASE build argument.
+# (as root, on a Debian machine; no Docker daemon or Apptainer needed), each from its defaults.
+# Public registries need not be reachable: the recipes' base, ubuntu:noble-YYYYMMDD (Python 3.12),
+# is made here by mmdebstrap from Ubuntu's archive, with the user ubuntu (UID 1000) that Ubuntu's
+# own image has, under the name the recipes give, in a podman storage of the test's own.
 #
 #   tools/container-test.sh          # about 20 to 40 minutes; writes results/cpu-dev/container-test.md
 #
 # 1. Dockerfile: build (time, size; a second build after touching a notebook, to show the CUDA wheels'
 #    layer is reused), then as the image's student user: gs-course doctor, the solved notebooks at
-#    small size through nbval, JupyterLab from the image's own command answering with its token, and
+#    small size through nbval, JupyterLab from the image's own command answering with its token on a
+#    home mounted from the host (the notebooks handed out into it), and
 #    the JupyterHub kernels (gs-course kernels) started inside the image through podman standing in
 #    for `apptainer exec`.
 # 2. apptainer.def, turned into a Dockerfile by tools/apptainer_as_dockerfile.py: its %post builds it,
 #    its %test runs (doctor, nbval), its %runscript starts JupyterLab on a read-only image with the
 #    notebooks handed out into the user's home.
-# Every container and image it made is removed at the end, whatever happened.
+# Every container and image it made, and only those, is removed at the end, whatever happened.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 result=${OUT:-$root/results/cpu-dev}/container-test.md
 work=$(mktemp -d /tmp/gs-course-containers.XXXXXX)
+chmod 755 "$work" # apt's sandbox user reads the Ubuntu keyring from there
 docker_image=localhost/gs-course-test:docker
 apptainer_image=localhost/gs-course-test:apptainer
-base=localhost/gs-course-test-base:bookworm
+base=docker.io/library/$(sed -n 's/^ARG BASE=//p' Dockerfile)
+lab=gs-course-test-lab-$$ # the one container run in the background, by name
 token=$(python3 -c 'import secrets; print(secrets.token_hex(16))')
 port=8888 # the images' own command serves on 8888
 
-for tool in podman runc mmdebstrap curl; do
+for tool in podman runc mmdebstrap curl gpgv; do
   command -v "$tool" >/dev/null || { apt-get update -qq && apt-get install -y -qq podman runc mmdebstrap curl >/dev/null; break; }
 done
 # What this machine needs of podman: runc (crun refuses hybrid cgroups), cgroupfs, no default ulimits.
 printf '[containers]\ndefault_ulimits = []\n[engine]\ncgroup_manager = "cgroupfs"\n' >"$work/containers.conf"
 export CONTAINERS_CONF=$work/containers.conf
-podman=(podman --runtime runc)
-build=("${podman[@]}" build --format docker --network host --build-arg "BASE=$base")
+# A storage of its own under $work: the machine's other images and containers are never touched, and
+# everything this run made goes with $work (layers of failed builds included).
+podman=(podman --runtime runc --root "$work/storage" --runroot "$work/run")
+build=("${podman[@]}" build --format docker --network host)
 # pip inside the build trusts what pip trusts here (a machine whose package index needs its own CA).
 cert=${PIP_CERT:-$(python3 -m pip config list 2>/dev/null | sed -n "s/^[^=]*[.]cert='\(.*\)'$/\1/p" | head -n 1)}
 if [[ -n $cert && -f $cert ]]; then
@@ -48,14 +54,14 @@ fi
 stub=$root/.cache/libcuda1/root/usr/lib/x86_64-linux-gnu/nvidia/current
 cpu_driver=() cpu_driver_said=" (no libcuda.so.1 bound: run ./course setup first)"
 if [[ -e $stub/libcuda.so.1 ]]; then
-  cpu_driver=(-v "$stub:/opt/cpu-libcuda:ro" -e LD_LIBRARY_PATH=/opt/cpu-libcuda -e "LEGATE_CONFIG=--cpus 1 --gpus 0 --sysmem 2000")
+  cpu_driver=(-v "$stub:/opt/cpu-libcuda:ro" -e LD_LIBRARY_PATH=/opt/cpu-libcuda)
   cpu_driver_said=" (Debian's libcuda1 bound in for the driver, Legate on the CPU)"
 fi
 
 cleanup() {
-  "${podman[@]}" rm -f -a >/dev/null 2>&1 || true
-  "${podman[@]}" rmi -f "$docker_image" "$apptainer_image" "$base" >/dev/null 2>&1 || true
-  "${podman[@]}" system prune -f >/dev/null 2>&1 || true
+  "${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
+  # Its own storage goes with $work: unmount what is still mounted there first.
+  awk -v w="$work/" 'index($2, w) == 1 {print $2}' /proc/mounts | sort -r | xargs -r umount -l 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -71,6 +77,7 @@ check() { # check NAME COMMAND...: runs it, keeps its last lines, records pass o
   else
     failed=1
     say "- **FAIL** $name ($((SECONDS - start)) s)"
+    tail -n 20 "$work/step.log" >&2
   fi
   report+=('  ```' "$(tail -n 6 "$work/step.log" | sed 's/^/  /')" '  ```')
 }
@@ -95,9 +102,12 @@ wait_for_lab() { # wait_for_lab CONTAINER: JupyterLab answers with the token, re
   return 1
 }
 
-lab_from_the_images_command() {
-  "${podman[@]}" run -d --name lab --network host -e "JUPYTER_TOKEN=$token" "$docker_image"
-  wait_for_lab lab
+lab_from_the_images_command() { # on a home mounted from the host, which hides the image's own
+  mkdir -p "$work/docker-home" && chown 1000:1000 "$work/docker-home"
+  "${podman[@]}" run -d --name "$lab" --network host -v "$work/docker-home:/home/student" -e "JUPYTER_TOKEN=$token" "$docker_image"
+  wait_for_lab "$lab"
+  ls "$work/docker-home/notebooks"
+  ls "$work/docker-home/notebooks" | grep -q '1_Python_GPU_JAX.ipynb'
 }
 
 # gs-course kernels writes kernel specs whose argv is `apptainer exec --nv --cleanenv IMAGE python -m
@@ -110,7 +120,7 @@ set -euo pipefail
 [[ \$1 == exec ]] || { echo "stand-in: only exec" >&2; exit 2; }
 shift
 while [[ \$1 == --* ]]; do shift; done   # --nv, --cleanenv: nothing to do without a GPU
-image=\$1; shift
+image=\${1#$work/kernels/}; shift # the spec names the file by its absolute path: the podman image's name
 connection=\${@: -1}
 envs=()
 while IFS='=' read -r name value; do envs+=(-e "\${name#APPTAINERENV_}=\$value"); done < <(env | grep '^APPTAINERENV_' || true)
@@ -145,19 +155,36 @@ for name in ("gs-course", "gs-course-legate"):
 PY
 }
 
+make_base() { # the recipes' default base, from Ubuntu's archive: the image Ubuntu publishes under that name, near enough
+  # Ubuntu's archive key, from its keyring package (the file's SHA-256 pinned here).
+  local keyring_deb=ubuntu-keyring_2023.11.28.1_all.deb
+  curl -fsS -o "$work/$keyring_deb" "http://archive.ubuntu.com/ubuntu/pool/main/u/ubuntu-keyring/$keyring_deb"
+  echo "36de43b15853ccae0028e9a767613770c704833f82586f28eb262f0311adb8a8  $work/$keyring_deb" | sha256sum -c
+  dpkg -x "$work/$keyring_deb" "$work/keyring"
+  mmdebstrap --variant=minbase --include=apt --components=main,universe \
+    --keyring="$work/keyring/usr/share/keyrings/ubuntu-archive-keyring.gpg" \
+    noble "$work/base.tar" http://archive.ubuntu.com/ubuntu
+  "${podman[@]}" import "$work/base.tar" localhost/gs-course-test-bare:noble
+  rm -f "$work/base.tar"
+  mkdir -p "$work/base"
+  # As Ubuntu's image has them: PATH in its configuration (a bare import has none), the user ubuntu.
+  printf '%s\n' 'FROM localhost/gs-course-test-bare:noble' \
+    'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
+    'RUN useradd --create-home --uid 1000 ubuntu' 'CMD ["/bin/bash"]' >"$work/base/Dockerfile"
+  "${podman[@]}" build --network host -t "$base" "$work/base"
+}
+
 say "# The container images, built and run with podman"
 say ""
 say "- date: $(date -u '+%Y-%m-%d %H:%M UTC'); commit: $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!results' || echo ' (with uncommitted changes)')"
 say "- machine: $(nproc) cores, $(free -g | awk '/Mem:/ {print $2}') GB, $(. /etc/os-release && echo "$PRETTY_NAME"), $(podman --version), runc; no GPU"
-say "- base: Debian 12 (bookworm, Python 3.11) made by \`mmdebstrap --variant=minbase\`, given as BASE to both recipes"
+say "- base: the recipes' default, $base (Python 3.12), made by \`mmdebstrap --variant=minbase\` from Ubuntu's archive with a user ubuntu of UID 1000, as Ubuntu's image has"
 say "- command: tools/container-test.sh"
 say ""
 
 start=$SECONDS
-mmdebstrap --variant=minbase bookworm "$work/base.tar" >"$work/mmdebstrap.log" 2>&1
-"${podman[@]}" import "$work/base.tar" "$base" >/dev/null
-rm -f "$work/base.tar"
 say "## Dockerfile"
+check "the recipes' default base made" make_base
 say "- base made in $((SECONDS - start)) s"
 
 start=$SECONDS
@@ -179,8 +206,8 @@ check "gs-course doctor as the student user" "${podman[@]}" run --rm "$docker_im
 check "the solved notebooks at small size through nbval, as the student user$cpu_driver_said" \
   "${podman[@]}" run --rm "${cpu_driver[@]}" -e GS_COURSE_SIZE=small -w /opt/gs-course "$docker_image" \
   python -m pytest -q -p no:cacheprovider solutions
-check "JupyterLab from the image's own command, on port $port, with its token" lab_from_the_images_command
-"${podman[@]}" rm -f lab >/dev/null 2>&1 || true
+check "JupyterLab from the image's own command, on port $port, with its token, notebooks handed out into a mounted home" lab_from_the_images_command
+"${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
 check "the JupyterHub kernels (gs-course kernels) started in the image through podman as apptainer exec" kernel_through_podman
 fi
 
@@ -196,13 +223,13 @@ as_user=(--user 1000:1000 -v "$work/home:/home/student" -e HOME=/home/student --
 check "%test (gs-course doctor, then the solved notebooks at small size), read-only image$cpu_driver_said" \
   "${podman[@]}" run --rm "${as_user[@]}" "${cpu_driver[@]}" --entrypoint /.singularity.d/actions/exec "$apptainer_image" /bin/sh -e /.singularity.d/test
 lab_from_the_runscript() {
-  "${podman[@]}" run -d --name lab --network host "${as_user[@]}" -e "JUPYTER_TOKEN=$token" "$apptainer_image"
-  wait_for_lab lab
+  "${podman[@]}" run -d --name "$lab" --network host "${as_user[@]}" -e "JUPYTER_TOKEN=$token" "$apptainer_image"
+  wait_for_lab "$lab"
   ls "$work/home/gs-course-notebooks"
   ls "$work/home/gs-course-notebooks" | grep -q '1_Python_GPU_JAX.ipynb'
 }
 check "%runscript: notebooks handed out into \$HOME, JupyterLab on port $port with its token, read-only image" lab_from_the_runscript
-"${podman[@]}" rm -f lab >/dev/null 2>&1 || true
+"${podman[@]}" rm -f "$lab" >/dev/null 2>&1 || true
 fi
 
 say ""
