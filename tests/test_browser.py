@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-NOTEBOOK = "1_Python_GPU_JAX.ipynb"
+NOTEBOOK = "3_Python_GPU_CuPy.ipynb"  # the first session taught
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 REQUIRED = os.environ.get("GS_COURSE_REQUIRE_BROWSER") == "1"
 
@@ -80,6 +80,7 @@ def lab(tmp_path):
     stage.mkdir()
     for name in ("course", "pyproject.toml"):
         shutil.copy2(ROOT / name, stage / name)
+    shutil.copytree(ROOT / "constraints", stage / "constraints")  # ./course installs the tested versions
     for name in (".venv", ".cache"):
         if (ROOT / name).exists():
             (stage / name).symlink_to(ROOT / name)
@@ -202,12 +203,14 @@ def test_the_first_notebook_in_a_browser(lab):
             # The exercise: a wrong answer gets the checker's hint, the right one its tick.
             cell = cells.nth(exercise)
             cell.scroll_into_view_if_needed()
-            _answer(page, cell, source.replace(turn, "u, v = u0, v0"))
-            expect(cell.locator(".jp-OutputArea-output")).to_contain_text("not on the device", timeout=120_000)
+            indent = turn[: len(turn) - len(turn.lstrip())]
+            window_sum = "sum(xp.pad(a, 1)[i : i + rows, j : j + cols] for i in range(3) for j in range(3))"
+            _answer(page, cell, source.replace(turn, f"{indent}return {window_sum}"))  # the centre not taken off
+            expect(cell.locator(".jp-OutputArea-output")).to_contain_text("window sum", timeout=120_000)
             page.screenshot(path=shots / "2-wrong-answer.png")
-            _answer(page, cell, source.replace(turn, "u, v = jax.device_put(u0), jax.device_put(v0)"))
+            _answer(page, cell, source.replace(turn, f"{indent}return {window_sum} - counts * a"))
             expect(cell.locator(".jp-OutputArea-output")).to_contain_text("\N{CHECK MARK}", timeout=120_000)
-            expect(cell.locator(".jp-OutputArea-output")).not_to_contain_text("not on the device")
+            expect(cell.locator(".jp-OutputArea-output")).not_to_contain_text("window sum")
             page.screenshot(path=shots / "3-right-answer.png")
         finally:
             browser.close()

@@ -35,8 +35,8 @@
 #   benchcn   cuPyNumeric's part of the course benchmark alone                            (GPU 0)
 #   check0    the instructor check of the four tutorials at full size                    (GPU 0)
 #   tests1    the test suite, every backend required                                     (GPU 1)
-#   day       (one H200, 2026-12-01) several steps a launch tuned and benchmarked, the GPU
-#             tests of the checkers, the cuda.core route and the new formulations; once
+#   day       (one H200, 2026-12-01) the GPU tests of the checkers (and their harness's GPU
+#             cases), the cuda.core route and the backends; once
 #             cuPyNumeric has arrived, the instructor check of the four tutorials in the
 #             school's order, alone; then 16 students at once                           (GPU 0)
 #
@@ -50,6 +50,8 @@ mkdir -p "$chains"
 source .gpuwheels/install-on-gpu-host.sh >&2
 export PYTHONPATH=$PWD${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 COMMIT=${COMMIT:-unknown}
 export XLA_PYTHON_CLIENT_PREALLOCATE=false
+# The course's Jupyter kernels (tutorial 2 declares gs-course-legate): nbval runs each notebook under its own.
+export JUPYTER_PATH=$PWD/deploy/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}
 # The `legate` launcher, which pip would install beside Python (the wheels here are unpacked only).
 mkdir -p /tmp/gs-bin
 printf '#!/bin/sh\nexec python3 -c "import sys; from legate.driver import main; sys.argv[0] = \\"legate\\"; sys.exit(main())" "$@"\n' >/tmp/gs-bin/legate
@@ -139,9 +141,10 @@ chain() { # the body of one chain, run in the background by `launch`
     check0) step 400 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 1 2 3 4 ;;
     tests1) suite 400 1 ;;
     day)
-      step 200 0 multistep bash tools/gpu-host-multistep.sh
       step 240 0 gputests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash tools/gpu-host-tests.sh -n 8 \
-        -m "not packaging and not browser" GPU_TESTS_PLACEHOLDER
+        -m "not packaging and not browser" tests/test_check_gpu.py tests/test_check_harness.py \
+        tests/test_check_classes.py tests/test_cuda_core_route.py tests/test_backends.py
+      step 120 0 harness python3 -m gs_course.check_harness --gpu
       wait_for_cupynumeric 400
       step 360 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 3 2 1 4
       step 720 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 3 --timeout 420 \
