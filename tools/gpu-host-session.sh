@@ -56,6 +56,8 @@ export JUPYTER_PATH=$PWD/deploy/jupyter${JUPYTER_PATH:+:$JUPYTER_PATH}
 mkdir -p /tmp/gs-bin
 printf '#!/bin/sh\nexec python3 -c "import sys; from legate.driver import main; sys.argv[0] = \\"legate\\"; sys.exit(main())" "$@"\n' >/tmp/gs-bin/legate
 chmod +x /tmp/gs-bin/legate
+# The course's Jupyter kernels start `python`, which an image may only have as python3.
+command -v python >/dev/null || ln -sf "$(command -v python3)" /tmp/gs-bin/python
 export PATH=/tmp/gs-bin:$PATH
 
 step() { # step SECONDS GPUS NAME COMMAND...: one step of a chain, its files in $out/NAME
