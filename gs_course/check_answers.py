@@ -215,12 +215,6 @@ bitonic_sort = check.bitonic_step(bitonic_body)
 '''
 
 EXERCISES = {
-    "jax 1": Exercise(_JAX, """
-u0, v0 = model.initial_state(41, 53)
-u = jax.device_put(u0)
-v = jax.device_put(v0)
-check.on_device(u, v, expected=(u0, v0), device_type=jax.Array)
-"""),
     "jax 5": Exercise(_JAX, """
 @partial(jax.jit, static_argnums=(2, 3, 4))
 def images(u, v, p, nbimage, nbextrastep):
@@ -379,9 +373,6 @@ _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarr
 
 CASES = [
     # --- JAX ------------------------------------------------------------------------------------
-    Case("jax 1", (), PASS, "2 arrays on the device"),
-    Case("jax 1", ("v = jax.device_put(v0)", "v = jax.device_put(u0)"), FAIL, "holds the values of host array 0",
-         name="u0 twice"),
     Case("jax 5", (), PASS, "one scan"),
     Case("jax 5", ("return (u, v), v", "return (u, v), u"), FAIL, "it is U: store V", name="U stored"),
     Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
@@ -585,7 +576,8 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("synthesis 7", ("for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;\n    __syncthreads();",
                          "for (int b = threadIdx.x; b < bins; b += blockDim.x) { block_counts[b] = 0; __syncthreads(); }"),
          FAIL, "only some threads of the block reach", name="a __syncthreads() in the zeroing loop"),
-    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "(int)(image[i] * bins)"), FAIL, "one past the last bin",
+    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "(int)(image[i] * bins)"), FAIL,
+         "one past the last bin|outside its arrays",  # on a GPU the trial in a child process catches it first
          name="the top edge past the last bin"),
     Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "(image[i] < 1.0f ? (int)(image[i] * bins) : 63)"),
          PASS, "privatised", name="the last bin as a ternary"),

@@ -456,7 +456,7 @@ def _classroom(args: argparse.Namespace) -> int:
         raise UsageError("--summary is the single check's; the classroom writes classroom.md to --out FOLDER")
     if args.stagger < 0 or args.timeout <= 0:
         raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
-    out = _out_folder(args.out)
+    out = _writable_folder("--out", args.out)
     try:
         counts = classroom.ramp_counts(args.students, args.ramp)
         solved = instructor.solved_notebooks()

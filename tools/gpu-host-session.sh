@@ -151,6 +151,8 @@ chain() { # the body of one chain, run in the background by `launch`
       step 360 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 3 2 1 4
       step 720 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 3 --timeout 420 \
         --out "$out/classroom" ;;
+    classroom16) step 720 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 3 --timeout 420 \
+        --out "$out/classroom" ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
