@@ -124,7 +124,8 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if "jax" not in sys.modules:  # the halo exchange needs several devices: four of the CPU's where no GPUs
         os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-    from .check_answers import CASES, EXERCISES
+    from .check_answers import EXERCISES
+    from .check_cases import CASES
 
     gpu = gpu_here()
     if args.gpu and not gpu:

@@ -10,7 +10,8 @@ import sys
 import pytest
 
 from gs_course import check_harness
-from gs_course.check_answers import CASES, EXERCISES, Case
+from gs_course.check_answers import EXERCISES, Case
+from gs_course.check_cases import CASES
 
 GPU = check_harness.gpu_here()
 
