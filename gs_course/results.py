@@ -210,11 +210,12 @@ def cupy_gpu_memory(text: str) -> str:
 
 def cupy_kernel_variants(text: str) -> str:
     """The CuPy tutorial's kernel variants: the first section of results/<machine>/cupy-topics.txt
-    (each kernel's time a step, as a CUDA graph), with the run's GPU, commit and date."""
+    (each kernel's time a step, as a CUDA graph), with the run's GPU and date (a lesson names its
+    file, not the commit: that is the file's provenance)."""
     fields = dict(re.findall(r"(commit|date|GPU): ([^;\n]+)", text))
     gpu = fields["GPU"].split(",")[0]
     section = text.split("\n## ")[1].split("\n\n")[0].splitlines()
-    return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, commit {fields['commit']}, "
+    return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, "
                       f"`results/{measure.machine_name(gpu)}/cupy-topics.txt`):", "", "```", *section[1:], "```"])
 
 
@@ -392,10 +393,9 @@ def cupynumeric_scale(found: dict) -> str:
         rows.append(f"| `{result['formulation']}` | {result['rows']} x {result['cols']} | "
                     f"{one['step_s'] * 1e3:.3f} ms | {two['step_s'] * 1e3:.3f} ms | {two['ratio']:.2f}x | {efficiency} |")
     provenances = [result["provenance"] for result in found["results"].values()]
-    commits = ", ".join(sorted({prov["commit"] for prov in provenances}))
     dates = ", ".join(sorted({prov["date"][:10] for prov in provenances}))
     first = provenances[0]
-    return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, commit {commits}, "
+    return "\n".join(rows + ["", f"({first['gpu_count']} x {first['gpu']}, {dates}, "
                                   f"`{found['folder']}`; medians of the repeats.)"])
 
 
