@@ -14,6 +14,14 @@ _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarr
 
 CASES = [
     # --- JAX ------------------------------------------------------------------------------------
+    Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
+         name="F for p.feed"),
+    Case("cupy 2", ("(p.feed + p.kill) * v", "(p.feed + p.k) * v"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
+         name="k for p.kill"),
+    Case("cupynumeric 3", ("p.du * laplacian(u)", "p.Du * laplacian(u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
+         name="Du for p.du"),
+    Case("cupynumeric 2", ("padded[i : i + rows, j : j + cols]", "padded[i : i + rows, j : j + cols - 1]"), FAIL,
+         "different shapes", name="a slice a column short"),
     Case("jax 5", (), PASS, "one scan"),
     Case("jax 5", ("return (u, v), v", "return (u, v), u"), FAIL, "it is U: store V", name="U stored"),
     Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",

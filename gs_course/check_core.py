@@ -262,7 +262,10 @@ _KNOWN_ERRORS = (
     (TypeError, "Implicit conversion to a NumPy array is not allowed",
      "{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does not take over): use "
      "cupy's functions (xp.pad...), which keep it on the GPU"),
-    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|operands could not be",
+    (AttributeError, r"'Parameters' object has no attribute",
+     "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)"),
+    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
+                              r"operands could not be",
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
      "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]"),
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
