@@ -21,8 +21,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import bench, measure, scale, transfer
-from . import bench, classroom, measure, transfer
+from . import bench, classroom, measure, scale, transfer
 
 DOCUMENTS = ("README.md", "BENCHMARKS.md", "docs/satellite-sites.md")
 BLOCK = re.compile(r"(<!-- results: (?P<name>[\w-]+) (?P<machine>[\w-]+) -->\n)(?P<body>.*?)(<!-- /results -->)",

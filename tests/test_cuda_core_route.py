@@ -2,7 +2,6 @@
 two import paths and the one-line reasons anywhere; on a GPU with cuda.core, the kernel compiled
 and launched by cuda.core against the reference and against CuPy's RawKernel."""
 
-import sys
 import types
 
 import numpy as np

@@ -5,7 +5,6 @@ run as root (root writes through any permission bits), folders without write per
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
