@@ -36,17 +36,16 @@ class Outcome:
     seconds: float
 
 
-def gpu_here() -> bool:
-    from .backends import probe
-
-    return probe("cupy").ok
-
 
 @functools.cache
 def _loads(backend: str) -> bool:
     from .backends import probe
 
     return probe(backend).ok
+
+
+def gpu_here() -> bool:
+    return _loads("cupy")
 
 
 def runs_here(case: Case, gpu: bool, exercises: dict | None = None) -> str | None:
