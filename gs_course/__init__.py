@@ -1,21 +1,42 @@
-"""Python on GPU: the Gray-Scott course's helper package.
+"""Python on GPU: the Gray-Scott course's helper package, in layers that import only downward.
 
-The reference model (`gs_course.model`), one implementation per library behind one interface
-(`gs_course.backends`), HDF5 output (`gs_course.output`) and the `gs-course` command line.
+- The engine, here at the top level, where the notebooks import it: `parameters`, `model` (the
+  reference), `workload` (the course's runs), `devices`, `sizing` (grid and memory shares for the
+  GPU memory free), `backends` (one implementation per library behind one interface), `runner`,
+  `output` (HDF5), `distributed` (several processes), `paths`.
+- `measurement`: one timer per library, result records, the benchmark, scaling, the PCIe toll.
+- `lessons`: the exercises' checkers, the tutorial-only code, the views, the notebooks' tooling.
+- `delivery`: doctor, the instructor's and classroom checks, the handout, Jupyter kernels,
+  `gs-course run`, the documents rendered from records.
+- `cli`: the `gs-course` command line, which only parses and dispatches.
 """
 
+import importlib
 import os
 
+from . import _aliases
+
 __version__ = "0.1.0"
+
+# Notebooks handed out before the layers import the old module paths (gs_course._aliases).
+_aliases.install()
 
 # A shared GPU: without this, JAX takes 75 % of the card's memory the moment it starts. Set at
 # `import gs_course`, so a notebook that imports gs_course before jax is a good neighbour too.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
-from .devices import default_jax_memory_fraction, gpus  # noqa: E402
+from .devices import gpus  # noqa: E402
+from .sizing import default_jax_memory_fraction  # noqa: E402
 
 if "JAX_PLATFORMS" not in os.environ and not gpus():
     # No NVIDIA driver: straight to the CPU, without JAX's warning about a missing GPU plugin.
     os.environ["JAX_PLATFORMS"] = "cpu"
-# A small card: JAX may grow to the course's share of the memory free (course.py), not 75 % of it.
+# A small card: JAX may grow to the course's share of the memory free (sizing.py), not 75 % of it.
 if gpus() and "XLA_PYTHON_CLIENT_MEM_FRACTION" not in os.environ:
     os.environ["XLA_PYTHON_CLIENT_MEM_FRACTION"] = default_jax_memory_fraction()
+
+
+def __getattr__(name):
+    """`gs_course.check` and the other old module names, after a bare `import gs_course` (PEP 562)."""
+    if name in _aliases.MODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

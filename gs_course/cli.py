@@ -1,30 +1,26 @@
-"""`gs-course`: the school's Gray-Scott program on any backend, and a check of this machine."""
+"""`gs-course`: the school's Gray-Scott program on any backend, and a check of this machine.
+
+This module only parses the command line and hands each command to the module that does it
+(`gs_course.delivery`, `gs_course.measurement`, `gs_course.lessons.view`), checking the options
+a person types so that a bad one gets one line before anything runs. Each command's module is
+imported when that command runs: `gs-course run` does not load the benchmark's plotting or the
+notebooks' tooling."""
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import os
-import platform
-import signal
-import subprocess
 import sys
 import tempfile
-import traceback
-import warnings
 from pathlib import Path
 
-from . import __version__, backends, course, distributed, handout
-from .devices import default_legate_config, gigabytes, gpus
-from .measure import GRIDS, SMALL, child_answer, child_failure
-from .model import GridError
-from .output import BackgroundWriter, FrameWriter, OutputError, RunFileError, check_writable
+from . import __version__, backends, sizing
+from .delivery import doctor, handout, run_command
+from .delivery.exit_codes import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, failure  # noqa: F401 (EXIT_USAGE: the command line's contract)
+from .output import RunFileError, check_writable
 from .parameters import PRESETS, Parameters
-from .runner import simulate
+from .workload import GRIDS, SMALL
 
-#: Exit codes: bad input or an unusable backend (2), a failure during the run (1), interrupted (130).
-EXIT_USAGE, EXIT_FAILURE, EXIT_INTERRUPTED = 2, 1, 130
 SCHOOL = Parameters()
 
 
@@ -167,225 +163,10 @@ def _parser() -> argparse.ArgumentParser:
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
 
-    from . import scale
+    from .measurement import scale
 
     scale.add_parser(commands)
     return parser
-
-
-class UsageError(Exception):
-    """Bad input: one line to the user, exit code 2."""
-
-
-def _parameters(args: argparse.Namespace) -> Parameters:
-    try:
-        base = PRESETS[args.preset]
-    except KeyError:
-        raise UsageError(f"unknown preset {args.preset!r}; choose one of {', '.join(PRESETS)}") from None
-    chosen = {name: getattr(args, name) for name in ("du", "dv", "feed", "kill", "dt") if getattr(args, name) is not None}
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        try:
-            params = base.replace(**chosen)
-        except (TypeError, ValueError) as err:
-            raise UsageError(str(err)) from None
-    for warning in caught:
-        print(f"gs-course: warning: {warning.message}", file=sys.stderr)
-    return params
-
-
-class _StopBetweenImages:
-    """Ctrl-C or SIGTERM: finish the image under way, then stop; a second signal stops at once.
-
-    Stopping between images means a signal never lands in the middle of an HDF5 write. A context
-    manager: the handlers it replaced come back on leaving, so a program that calls `main` (a
-    notebook, a test) keeps its own Ctrl-C.
-    """
-
-    SIGNALS = (signal.SIGINT, signal.SIGTERM)
-
-    def __init__(self):
-        self.requested = False
-        self._replaced = {}
-
-    def __enter__(self) -> _StopBetweenImages:
-        for signum in self.SIGNALS:
-            self._replaced[signum] = signal.signal(signum, self._request)
-        return self
-
-    def __exit__(self, *exc_info) -> None:
-        for signum, handler in self._replaced.items():
-            # None: a handler not set from Python, which Python cannot put back; the default is the nearest
-            signal.signal(signum, signal.SIG_DFL if handler is None else handler)
-
-    def _request(self, signum, frame):
-        if self.requested:
-            raise KeyboardInterrupt
-        self.requested = True
-
-    def check(self) -> None:
-        if self.requested:
-            raise KeyboardInterrupt
-
-
-def _grid(args: argparse.Namespace) -> None:
-    """-r, -c and -n from the grid the GPU memory free allows (course.choice), where not given."""
-    if None not in (args.rows, args.cols, args.images):
-        return
-    chosen = course.choice()
-    print(chosen.line)
-    args.rows = chosen.workload.rows if args.rows is None else args.rows
-    args.cols = chosen.workload.cols if args.cols is None else args.cols
-    args.images = chosen.workload.images if args.images is None else args.images
-
-
-def _run(args: argparse.Namespace) -> int:
-    """This process's run: alone, or one of several (`distributed`): the launcher of the others,
-    or one they started, which fails at once rather than wait for the others at exit."""
-    launching = args.processes is not None and distributed.started_by() is None
-    if launching or distributed.started_by():
-        if None in (args.rows, args.cols, args.images) or args.backend != "jax":
-            raise UsageError("several processes run the jax backend on a grid they all know: give --backend jax, "
-                             "-r, -c and -n (and --formulation sharded-deep, or another sharded one)")
-    if launching:
-        distributed.check_counts(args.processes, args.local_devices, args.rows)
-        command = [sys.executable, "-m", "gs_course.cli", *args.argv]
-        return distributed.launch(command, args.processes, args.local_devices, quiet_code=EXIT_USAGE)
-    try:
-        cluster = distributed.join(args.local_devices)
-    except distributed.DistributedError as err:
-        distributed.leave(_failure(err))  # JAX's shutdown at exit would wait for a coordinator never joined
-    if cluster is None:
-        return _simulate(args)
-    try:
-        if not getattr(backends.formulation_class(args.backend, args.formulation), "spans_processes", False):
-            raise UsageError(f"--formulation {args.formulation or '(the default)'} runs in one process: use "
-                             "sharded-deep, or another sharded formulation, with several processes")
-        with contextlib.redirect_stdout(sys.stdout if cluster.process_id == 0 else io.StringIO()):
-            print(distributed.describe(cluster))
-            code = _simulate(args, cluster.process_id)
-    except KeyboardInterrupt:
-        code = EXIT_INTERRUPTED
-    except Exception as err:
-        code = _failure(err)
-        if code is None:
-            traceback.print_exc()
-            code = EXIT_FAILURE
-    if code:
-        distributed.leave(code)
-    return code
-
-
-def _simulate(args: argparse.Namespace, process_id: int = 0) -> int:
-    """The run, its lines and its file: those of process 0 alone where there are several."""
-    _grid(args)
-    for name in ("images", "steps"):
-        if getattr(args, name) < 1:
-            raise UsageError(f"--{name} must be at least 1, got {getattr(args, name)}")
-    params = _parameters(args)
-    if args.output and process_id == 0:
-        check_writable(args.output)
-    sim = backends.create(args.backend, params, args.rows, args.cols, args.formulation)
-    found = backends.probe(sim.backend)
-    print(
-        f"Gray-Scott {args.rows} x {args.cols}, {args.images} images x {args.steps} steps, "
-        f"F={params.feed} k={params.kill} dt={params.dt}, on {found.describe()} ({sim.formulation})"
-    )
-    writer = None
-    if args.output and process_id == 0:
-        # Written from a second thread: the device computes the next images meanwhile.
-        writer = BackgroundWriter(FrameWriter(args.output, args.images, args.rows, args.cols, params, args.steps,
-                                              deflate=args.deflate, backend=sim.backend, formulation=sim.formulation))
-    progress = _progress_bar(args.images, disabled=args.no_progress)
-    stop = _StopBetweenImages()
-    completed = 0
-
-    def on_image(_):
-        nonlocal completed
-        completed += 1
-        progress.update()
-        stop.check()
-
-    try:
-        with stop, progress:
-            report = simulate(sim, args.images, args.steps,
-                              distributed.GatherOnly() if args.output and process_id else writer, on_image)
-    except KeyboardInterrupt:
-        if writer:
-            writer.close()  # writes the images already handed over
-        kept = f"; {writer.path} keeps the {writer.written} completed images" if writer else ""
-        print(f"\ngs-course: interrupted after {completed} of {args.images} images{kept}", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    finally:
-        if writer:
-            writer.close()
-    steady = report.steady_steps_per_s
-    print(
-        f"{report.steps} steps in {report.total_s:.2f} s: {report.steps / report.total_s:.0f} steps/s; "
-        f"first image {report.first_image_s:.2f} s (includes compilation)"
-        + (f", then {steady:.0f} steps/s" if steady else "")
-    )
-    if writer:
-        print(f"wrote {writer.written} images to {writer.path}")
-    return 0
-
-
-def _progress_bar(total: int, disabled: bool):
-    from tqdm import tqdm
-
-    return tqdm(total=total, unit="image", file=sys.stderr, disable=disabled or not sys.stderr.isatty())
-
-
-_PROBE_MARKER = "gs-course-probe: "
-
-
-def _probe_isolated(name: str) -> backends.Probe:
-    """Probe in a child process: a library that aborts while starting cannot take doctor down."""
-    # Libraries print to standard output while they start (Legate's cuInit lines): the answer is
-    # the one line that carries the marker.
-    code = (
-        "import dataclasses, json; from gs_course.backends import probe; "
-        f"print({_PROBE_MARKER!r} + json.dumps(dataclasses.asdict(probe({name!r}))))"
-    )
-    try:
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
-    except subprocess.TimeoutExpired:
-        return backends.Probe(name, False, reason="crashed while loading: no answer after 300 s")
-    answer = child_answer(done, _PROBE_MARKER)
-    if answer is not None:
-        return backends.Probe(**answer)
-    return backends.Probe(name, False, reason=f"crashed while loading: {child_failure(done)}")
-
-
-def doctor(require_gpu: bool = False) -> int:
-    print(f"Python {platform.python_version()} ({sys.executable}), gs-course {__version__}")
-    for gpu in gpus():
-        print(
-            f"GPU {gpu.index}: {gpu.name}, driver {gpu.driver}, CUDA {gpu.cuda}, "
-            f"{gigabytes(gpu.memory_total)} total, {gigabytes(gpu.memory_free)} free"
-        )
-    if not gpus():
-        print("GPU: none found (no NVIDIA driver, or nvidia-smi sees no GPU): the course runs on the CPU, smaller grids")
-    probes = [_probe_isolated(name) for name in backends.BACKENDS]
-    print("Backends:")
-    for found in probes:
-        status = f"runs on {found.device}" if found.ok else f"does not run here: {found.reason}"
-        print(f"  {found.name:<12} {found.version or '-':<10} {status}")
-    print("Settings for a shared GPU:")
-    preallocate = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE")
-    print(f"  XLA_PYTHON_CLIENT_PREALLOCATE={preallocate or '(unset)'}"
-          + ("" if preallocate == "false" else "  -> gs_course sets false when it loads JAX; set it for other code too"))
-    fraction = os.environ.get("XLA_PYTHON_CLIENT_MEM_FRACTION")
-    print(f"  XLA_PYTHON_CLIENT_MEM_FRACTION={fraction or '(unset)'}"
-          + ("" if fraction or not gpus() else "  -> JAX may take 75 % of the card"))
-    legate = os.environ.get("LEGATE_CONFIG")
-    print(f"  LEGATE_CONFIG={legate or '(unset)'}"
-          + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
-    on_gpu = [found.name for found in probes if found.on_gpu]
-    if require_gpu and not on_gpu:
-        print("gs-course: error: --require-gpu: no backend runs on a GPU here", file=sys.stderr)
-        return EXIT_FAILURE
-    return 0
 
 
 def _writable_folder(option: str, folder: str | None) -> Path | None:
@@ -400,7 +181,7 @@ def _writable_folder(option: str, folder: str | None) -> Path | None:
 
 
 def _transfer(args: argparse.Namespace) -> int:
-    from . import transfer
+    from .measurement import transfer
 
     if args.max_size < 1:
         raise UsageError(f"--max-size must be at least 1 MiB, got {args.max_size}")
@@ -421,7 +202,7 @@ def _transfer(args: argparse.Namespace) -> int:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from . import bench
+    from .measurement import bench
 
     if args.budget <= 0:
         raise UsageError(f"--budget must be > 0 seconds, got {args.budget}")
@@ -432,7 +213,7 @@ def _bench(args: argparse.Namespace) -> int:
     if args.quick:
         workload = SMALL
     else:
-        chosen = course.choice()
+        chosen = sizing.choice()
         print(chosen.line)
         workload = chosen.workload
     results = bench.run(workload, args.budget, args.only, output_dir, isolate=not args.same_process,
@@ -450,7 +231,7 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _classroom(args: argparse.Namespace) -> int:
-    from . import classroom, instructor
+    from .delivery import classroom, instructor
 
     if args.summary:
         raise UsageError("--summary is the single check's; the classroom writes classroom.md to --out FOLDER")
@@ -472,7 +253,7 @@ def _classroom(args: argparse.Namespace) -> int:
 
 
 def _instructor_check(args: argparse.Namespace) -> int:
-    from . import instructor
+    from .delivery import instructor
 
     if args.students is not None or args.ramp is not None:
         return _classroom(args)
@@ -486,7 +267,7 @@ def _instructor_check(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    from . import view
+    from .lessons import view
 
     if args.fps < 1:
         raise UsageError(f"--fps must be at least 1, got {args.fps}")
@@ -507,7 +288,7 @@ def _show(args: argparse.Namespace) -> int:
 
 
 def _kernels(args: argparse.Namespace) -> int:
-    from . import kernels
+    from .delivery import jupyter_kernels as kernels
 
     if not Path(args.image).is_file():
         raise UsageError(f"no image at {args.image}: build it with apptainer build gs-course.sif apptainer.def")
@@ -535,7 +316,7 @@ def _notebooks(args: argparse.Namespace) -> int:
 
 
 def _scale(args: argparse.Namespace) -> int:
-    from . import scale
+    from .measurement import scale
 
     try:
         return scale.run_command(args)
@@ -546,28 +327,16 @@ def _scale(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what `run --processes` starts again
-    command = {"run": _run, "doctor": lambda args: doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
+    command = {"run": run_command.run, "doctor": lambda args: doctor.doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
                "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks,
                "scale": _scale}[args.command]
     try:
         return command(args)
     except Exception as err:
-        code = _failure(err)
+        code = failure(err)
         if code is None:
             raise
         return code
-
-
-def _failure(err: Exception) -> int | None:
-    """The exit code of an error the user can act on, said in one line (None for any other)."""
-    if isinstance(err, (UsageError, GridError, backends.BackendError, OutputError, distributed.DistributedError)):
-        print(f"gs-course: error: {err}", file=sys.stderr)
-        return EXIT_USAGE
-    if "out of memory" in str(err).lower() or "resource_exhausted" in str(err).lower():
-        print(f"gs-course: error: the device ran out of memory ({type(err).__name__}); try a smaller "
-              "grid with -r and -c, or free the GPU (nvidia-smi shows who holds it)", file=sys.stderr)
-        return EXIT_FAILURE
-    return None
 
 
 if __name__ == "__main__":

@@ -70,40 +70,6 @@ def gpus() -> tuple[Gpu, ...]:
     return _visible(found)
 
 
-def gpu_legate_config(fbmem_mib: int = 4000) -> str:
-    """Legate's share of a GPU machine: one GPU and `fbmem_mib` MiB of its memory, never the whole card."""
-    return f"--gpus 1 --cpus 2 --sysmem 2000 --fbmem {fbmem_mib}"
-
-
-#: A large card's share (the 4,000 MiB cap of `course.legate_fbmem_mib`).
-GPU_LEGATE_CONFIG = gpu_legate_config()
-#: Without a GPU. Legate's CUDA module still starts where a libcuda is loadable (the stand-in of
-#: a machine without a driver) and logs two lines, `cuInit(0) returned 100` and "not able to discover
-#: the CUDA resources", ahead of every output: its `gpu` logger has nothing else to say on the CPU.
-CPU_LEGATE_CONFIG = "--cpus 1 --gpus 0 --sysmem 2000 --logging gpu=none"
-
-
-def default_legate_config() -> str:
-    """Legate's resources when LEGATE_CONFIG is unset: one library's share of the GPU memory free
-    now (`course.legate_fbmem_mib`: Legate reserves its share whole at start, so a fixed 4,000 MiB
-    would fill a 4 GB card), or the CPU without a GPU."""
-    from .course import legate_fbmem_mib
-
-    found = gpus()
-    if not found:
-        return CPU_LEGATE_CONFIG
-    return gpu_legate_config(legate_fbmem_mib(found[0].memory_free))
-
-
-def default_jax_memory_fraction() -> str | None:
-    """XLA_PYTHON_CLIENT_MEM_FRACTION when unset: one library's share of the GPU memory free now
-    (`course.jax_memory_fraction`); None without a GPU."""
-    from .course import jax_memory_fraction
-
-    found = gpus()
-    return jax_memory_fraction(found[0].memory_free, found[0].memory_total) if found else None
-
-
 class GpuMemoryPeak:
     """The most GPU memory in use while a `with` block runs, above what was in use when it began
     (so that other users of a shared GPU do not count): nvidia-smi sampled every 200 ms, which

@@ -1,13 +1,14 @@
-"""Tutorial 4's reference implementations (gs_course.analysis) against plain NumPy written the long
-way, and its checkers (gs_course.analysis_check): each accepts the right answer and gives each
+"""Tutorial 4's reference implementations (gs_course.lessons.analysis) against plain NumPy written the long
+way, and its checkers (gs_course.lessons.analysis_check): each accepts the right answer and gives each
 typical wrong one its own hint. The kernels run on a GPU only (marked `gpu`)."""
 
 import h5py
 import numpy as np
 import pytest
 
-from gs_course import analysis, analysis_check, backends
-from gs_course.check import NotYet
+from gs_course.lessons import analysis, analysis_check
+from gs_course import backends
+from gs_course.lessons.checkers import NotYet
 from gs_course.output import DATASET, FrameWriter
 from gs_course.parameters import Parameters
 
@@ -347,7 +348,7 @@ def test_kernel_checkers_run_the_kernels_on_the_cpu_or_say_they_did_not_check(ca
     say "not checked" and never tick (issue 29: text-only checks ticked wrong kernels)."""
     if CUPY.ok:
         pytest.skip("a GPU is here: the checkers run the kernels on it")
-    from gs_course import cuda_on_cpu
+    from gs_course.lessons import cuda_on_cpu
 
     if cuda_on_cpu.compiler() is not None:
         analysis_check.spot_mass_kernel(**analysis.SPOT_MASS)
@@ -431,7 +432,7 @@ def test_gpu_checkers_accept_the_solutions_and_name_the_mistakes(capsys):
 def test_the_run_follows_the_grid_a_small_gpu_gets():
     """A small GPU runs tutorial 4 on the grid the memory free allows: its run is on that grid, with
     the small run's images and a budget grown with the grid, always smaller than the run."""
-    from gs_course.measure import GRIDS
+    from gs_course.workload import GRIDS
 
     for grid in GRIDS:
         run = analysis.run_size(grid.name)

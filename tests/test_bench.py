@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from gs_course import backends, bench, cli
+from gs_course import backends, cli
+from gs_course.measurement import bench, records, timer
 from gs_course.backends.numpy_backend import NumpySlices
 from gs_course.cli import main
 
@@ -77,7 +78,7 @@ def test_table_chart_and_json(results, tmp_path):
     text = bench.table(results)
     assert "40 x 56 float32, 4 images x 8 steps = 32 steps" in text and "median (range) of 2 repeats" in text
     slices = _case(results, "numpy/slices")
-    assert bench.measure.format_range(slices["seconds"], slices["min_s"], slices["max_s"]) in text
+    assert timer.format_range(slices["seconds"], slices["min_s"], slices["max_s"]) in text
     assert "numpy/dt-bug" in text and "wrong: " in text
     assert "the school's" not in text, "the school's figures are for the full workload only"
     as_if_full = {**results, "workload": bench.FULL.as_dict()}
@@ -93,10 +94,10 @@ def test_table_chart_and_json(results, tmp_path):
 
 
 def test_a_transfer_result_given_as_a_benchmark_gets_one_line(tmp_path):
-    from gs_course import transfer
+    from gs_course.measurement import transfer
 
     transfer.save(transfer.recorded(), tmp_path / "t.json")
-    with pytest.raises(bench.measure.ResultError, match=r"t.json is a gs-course transfer result, not a bench result$"):
+    with pytest.raises(records.ResultError, match=r"t.json is a gs-course transfer result, not a bench result$"):
         bench.load(tmp_path / "t.json")
 
 

@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from jax import lax
 
-from gs_course import backends, check, model
-from gs_course.backends.jax_backend import slices_laplacian
-from gs_course.notebooks import YOUR_TURN
+from gs_course import backends, model
+from gs_course.lessons import checkers as check
+from gs_course.backends.jax_one_device import slices_laplacian
+from gs_course.lessons.notebooks import YOUR_TURN
 from gs_course.output import BackgroundWriter, FrameWriter
 from gs_course.parameters import Parameters
 
@@ -395,7 +396,7 @@ def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys, monkeypat
     cases of tests/test_check_harness.py)."""
     if CUPY.ok:
         pytest.skip("a GPU is here: the checkers check (tests/test_check_gpu.py)")
-    from gs_course import cuda_on_cpu
+    from gs_course.lessons import cuda_on_cpu
 
     monkeypatch.setattr(cuda_on_cpu, "compiler", lambda: None)
     assert check.elementwise_update("u_next = u;", None) is None

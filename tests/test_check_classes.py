@@ -6,7 +6,7 @@ and writes outside its arrays)."""
 import numpy as np
 import pytest
 
-from gs_course import analysis, check, cuda_on_cpu, kernel_check
+from gs_course.lessons import analysis, checkers as check, cuda_on_cpu, kernel_check
 
 needs_compiler = pytest.mark.skipif(cuda_on_cpu.compiler() is None, reason="no C++ compiler here")
 
@@ -15,7 +15,7 @@ def test_any_failure_of_the_trial_child_is_the_kernels():
     """A child that fails with none of CUDA's three usual words (cudaErrorInvalidAddressSpace...)
     still stops the checker before the notebook's process runs the kernel."""
     with pytest.raises(check.NotYet, match="failed when tried in a separate process"):
-        check.trial_in_a_child("gs_course.check:no_such_trial", "body")
+        check.trial_in_a_child("gs_course.lessons.checkers:no_such_trial", "body")
     check.trial_in_a_child("os.path:basename", "a child that succeeds")  # nothing raised
 
 

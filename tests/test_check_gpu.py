@@ -7,7 +7,8 @@ import threading
 import numpy as np
 import pytest
 
-from gs_course import backends, check, model
+from gs_course import backends, model
+from gs_course.lessons import checkers as check
 
 CUPY = backends.probe("cupy")
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not CUPY.ok, reason=f"no GPU: {CUPY.reason}")]

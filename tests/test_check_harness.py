@@ -1,7 +1,7 @@
-"""Every exercise's checker on the answers of gs_course.check_answers: each case's verdict and line
+"""Every exercise's checker on the answers of gs_course.lessons.check_answers: each case's verdict and line
 (right answers written in several ways pass, wrong ones get the line that names their mistake, a
 check that cannot run here says "not checked"). The GPU's cases skip here with the reason; on the
-GPU host they run (python -m gs_course.check_harness --gpu, or this file)."""
+GPU host they run (python -m gs_course.lessons.check_harness --gpu, or this file)."""
 
 import os
 import subprocess
@@ -9,9 +9,9 @@ import sys
 
 import pytest
 
-from gs_course import check_harness
-from gs_course.check_answers import EXERCISES, Case
-from gs_course.check_cases import CASES
+from gs_course.lessons import check_harness
+from gs_course.lessons.check_answers import EXERCISES, Case
+from gs_course.lessons.check_cases import CASES
 
 GPU = check_harness.gpu_here()
 
@@ -37,7 +37,7 @@ def test_each_answer_gets_its_verdict_and_line(answer):
 def test_the_exercises_of_their_own_process(exercise):
     """The halo exchange needs JAX on several devices, which XLA_FLAGS sets before JAX starts."""
     env = {**os.environ, "XLA_FLAGS": os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"}
-    done = subprocess.run([sys.executable, "-m", "gs_course.check_harness", "--only", exercise], capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "gs_course.lessons.check_harness", "--only", exercise], capture_output=True,
                           text=True, timeout=300, env=env)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
 

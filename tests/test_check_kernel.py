@@ -40,7 +40,7 @@ def test_a_rejected_answer_shows_the_hint_alone_and_fails_the_cell():
 
 
 def test_other_errors_keep_their_traceback():
-    notebook, error = _run("import gs_course.check\n1 / 0")
+    notebook, error = _run("import gs_course.lessons.checkers\n1 / 0")
     assert error is not None
     assert "Traceback" in "\n".join(notebook.cells[0].outputs[0].traceback)
 

@@ -14,9 +14,11 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from gs_course import classroom, measure, results
+from gs_course.delivery import classroom, documents as results
 from gs_course.cli import main
 from gs_course.devices import gpus
+from gs_course.measurement import records
+from gs_course import paths
 
 #: nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits on an H200
 #: (driver 580.159.04, 2026-12-01) while two "students" ran: processes 492 and 493 each started a
@@ -110,7 +112,7 @@ def test_students_run_every_notebook_and_a_failure_stops_no_one(tmp_path, capsys
                  failing, _passing(tmp_path)])
     assert code == 1
     record = classroom.load(out / "classroom.json")
-    assert record["provenance"]["commit"] == measure.commit()
+    assert record["provenance"]["commit"] == records.commit()
     (step,) = record["steps"]
     assert not step["passed"] and step["memory"] == ("measured" if gpus() else "no GPU")
     assert step["settings"]["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
@@ -133,7 +135,7 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
 
     monkeypatch.setattr(classroom.Classroom, "_run_notebook", fake_run)
     payload = classroom.ramp([tmp_path / "a.ipynb", tmp_path / "b.ipynb"], [1, 2, 4, 8], 0, 60, "small", log=lambda _: None)
-    record = measure.record(classroom.KIND, payload)
+    record = records.record(classroom.KIND, payload)
     assert [step["students"] for step in record["steps"]] == [1, 2, 4] and record["largest_passing"] == 2
     alone, two, four = record["steps"]
     assert alone["within_limit"] is None and two["within_limit"] is True and four["within_limit"] is False
@@ -169,7 +171,7 @@ def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
     stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
     proc = subprocess.Popen([sys.executable, "-m", "gs_course.cli", "instructor-check", "--students", "2",
                              "--stagger", "0", stuck], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=measure.ROOT)
+                            cwd=paths.ROOT)
     deadline = time.time() + 120
     tree = set()
     while time.time() < deadline:  # until both students' kernels run

@@ -14,7 +14,7 @@ import pytest
 
 from gs_course import backends
 from gs_course.cli import main
-from gs_course.instructor import select_notebooks
+from gs_course.delivery.instructor import select_notebooks
 from gs_course.devices import gpus
 from gs_course.model import PARITY_ATOL, reference_run
 from gs_course.output import read_frames

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from gs_course import backends, cli
+from gs_course import backends
+from gs_course.delivery import doctor
 
 ROOT = Path(__file__).resolve().parent.parent
 LEGATE_NOISE = ("[0 - 7f00]    0.000000 {4}{gpu}: cuInit(0) returned 100 (CUDA_ERROR_NO_DEVICE)\n"
@@ -23,20 +24,20 @@ def _child_answers(monkeypatch, stdout: str, stderr: str = "", returncode: int =
     def run(command, **kwargs):
         return subprocess.CompletedProcess(command, returncode, stdout=stdout, stderr=stderr)
 
-    monkeypatch.setattr(cli.subprocess, "run", run)
+    monkeypatch.setattr(doctor.subprocess, "run", run)
 
 
 def test_doctor_reads_the_probe_through_what_legate_prints_on_standard_output(monkeypatch):
     answer = {"name": "cupynumeric", "ok": True, "version": "26.6.1", "device": "CPU through Legate"}
-    _child_answers(monkeypatch, LEGATE_NOISE + cli._PROBE_MARKER + json.dumps(answer) + "\n")
-    found = cli._probe_isolated("cupynumeric")
+    _child_answers(monkeypatch, LEGATE_NOISE + doctor.PROBE_MARKER + json.dumps(answer) + "\n")
+    found = doctor.probe_isolated("cupynumeric")
     assert found == backends.Probe(**answer)
 
 
 def test_a_probe_that_dies_says_the_last_line_it_wrote(monkeypatch):
     _child_answers(monkeypatch, LEGATE_NOISE, stderr="Traceback ...\nOSError: libatomic.so.1: cannot open\n",
                    returncode=1)
-    found = cli._probe_isolated("cupynumeric")
+    found = doctor.probe_isolated("cupynumeric")
     assert not found.ok and found.reason == "crashed while loading: OSError: libatomic.so.1: cannot open"
 
 
@@ -52,7 +53,7 @@ def test_course_run_gives_a_command_the_course_settings():
     done = _course_run(sys.executable, "-c", "import os; print(os.environ['LEGATE_CONFIG']); "
                        "print(os.environ['XLA_PYTHON_CLIENT_PREALLOCATE'])")
     assert done.returncode == 0, done.stderr
-    from gs_course.devices import default_legate_config
+    from gs_course.sizing import default_legate_config
 
     assert done.stdout.split("\n")[:2] == [default_legate_config(), "false"]
 
@@ -155,7 +156,7 @@ def test_nbval_runs_a_notebook_under_the_kernel_it_declares(tmp_path):
     """The course's configuration (pyproject.toml's addopts), as ./course test and the instructor
     check run it: a notebook that declares the course's Legate kernel runs in that kernel (its
     JAX_PLATFORMS=cpu), not in the test's own environment."""
-    from gs_course import kernels
+    from gs_course.delivery import jupyter_kernels as kernels
 
     cell = {"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "import os\nprint(os.environ.get('JAX_PLATFORMS'))",
             "outputs": [{"name": "stdout", "output_type": "stream", "text": "cpu\n"}]}

@@ -1,4 +1,4 @@
-"""The CuPy tutorial's cuda.core route (gs_course.cuda_core_route): the launch configuration, the
+"""The CuPy tutorial's cuda.core route (gs_course.lessons.cuda_core_route): the launch configuration, the
 two import paths and the one-line reasons anywhere; on a GPU with cuda.core, the kernel compiled
 and launched by cuda.core against the reference and against CuPy's RawKernel."""
 
@@ -7,7 +7,8 @@ import types
 import numpy as np
 import pytest
 
-from gs_course import backends, cuda_core_route, model
+from gs_course import backends, model
+from gs_course.lessons import cuda_core_route
 from gs_course.parameters import Parameters
 
 

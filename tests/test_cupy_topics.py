@@ -5,8 +5,9 @@ Python, anywhere), and the kernel variants of gs_course's CuPy backend against t
 import numpy as np
 import pytest
 
-from gs_course import backends, cupy_check
-from gs_course.check import PARAMS, NotYet
+from gs_course import backends
+from gs_course.lessons import cupy_check
+from gs_course.lessons.checkers import PARAMS, NotYet
 from gs_course.model import PARITY_ATOL, initial_state, laplacian, reference_run
 
 CUPY = backends.probe("cupy")

@@ -15,9 +15,9 @@ import pytest
 from jupyter_client.kernelspec import KernelSpecManager
 from jupyter_client.manager import KernelManager
 
-from gs_course import kernels
+from gs_course.delivery import jupyter_kernels as kernels
 from gs_course.cli import main
-from gs_course.devices import default_legate_config
+from gs_course.sizing import default_legate_config
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tools"))

@@ -2,8 +2,8 @@
 
 import os
 import time
-
 from gs_course import devices
+
 
 
 def _gpu(gib: int) -> devices.Gpu:

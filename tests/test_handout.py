@@ -4,7 +4,7 @@ written."""
 
 import json
 
-from gs_course import handout
+from gs_course.delivery import handout
 from gs_course.cli import main
 from test_read_only import read_only  # noqa: F401  (the fixture: a read-only tmpfs mount as root)
 
@@ -88,9 +88,9 @@ def test_reset_of_an_unknown_notebook_names_the_notebooks(tmp_path, capsys):
 
 
 def test_regenerating_the_student_notebooks_keeps_one_a_person_edited(tmp_path, monkeypatch, capsys):
-    """python -m gs_course.notebooks replaces what it wrote itself, and keeps anything else as
+    """python -m gs_course.lessons.notebooks replaces what it wrote itself, and keeps anything else as
     NAME.edited-TIME.ipynb (a student who saved their work in notebooks/ loses nothing)."""
-    from gs_course import notebooks
+    from gs_course.lessons import notebooks
 
     (tmp_path / "solutions").mkdir()
     (tmp_path / "notebooks").mkdir()
@@ -123,7 +123,7 @@ def test_a_notebook_as_git_has_it_may_be_regenerated(tmp_path):
     """A clone's notebooks are committed as the generator wrote them: replacing one loses nothing."""
     import subprocess
 
-    from gs_course import notebooks
+    from gs_course.lessons import notebooks
 
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(tmp_path)]
     subprocess.run([*git, "init", "-q"], check=True)

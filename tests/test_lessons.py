@@ -146,6 +146,6 @@ def test_terms_a_newcomer_cannot_guess_are_linked_where_first_used(solved):
 
 def test_the_students_folder_has_the_glossary_the_notebooks_link():
     assert (ROOT / "notebooks" / "glossary.md").is_file()
-    from gs_course import handout
+    from gs_course.delivery import handout
 
     assert "glossary.md" in [p.name for p in handout.course_files()]

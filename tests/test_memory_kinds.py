@@ -1,4 +1,4 @@
-"""gs_course.memory_kinds: the four kinds of host memory, each seen from both sides and moved by
+"""gs_course.measurement.memory_kinds: the four kinds of host memory, each seen from both sides and moved by
 its own means; the timings' table. The GPU tests run where CuPy finds an NVIDIA GPU."""
 
 import ctypes
@@ -9,8 +9,11 @@ import weakref
 import numpy as np
 import pytest
 
-from gs_course import backends, measure, memory_kinds
-from gs_course.transfer import MIB, NoGPU
+from gs_course import backends
+from gs_course.measurement import memory_kinds
+from gs_course.measurement.transfer import MIB, NoGPU
+from gs_course.measurement import records
+from gs_course.measurement import timer
 
 CUPY = backends.probe("cupy")
 
@@ -48,9 +51,9 @@ def test_measuring_without_a_gpu_says_so():
 
 def _results(seconds: dict) -> dict:
     rows = [{"label": label, "kind": kind,
-             **{key: measure.Samples.of([s, 2 * s]).as_dict() for key, s in zip(memory_kinds.KEYS, seconds[label])}}
+             **{key: timer.Samples.of([s, 2 * s]).as_dict() for key, s in zip(memory_kinds.KEYS, seconds[label])}}
             for label, kind, _ in memory_kinds.ROWS]
-    provenance = {**measure.provenance(), "gpu": "Some GPU", "driver": "1.2", "commit": "abc1234",
+    provenance = {**records.provenance(), "gpu": "Some GPU", "driver": "1.2", "commit": "abc1234",
                   "date": "2026-11-30 10:00 UTC"}
     return {"provenance": provenance, "bytes": 64 * MIB, "repeats": 2, "rows": rows}
 
@@ -71,7 +74,7 @@ def test_table_gives_milliseconds_and_bandwidth_for_each_row_and_column(tmp_path
     again = memory_kinds.load(path)
     assert again["kind"] == "memory-kinds" and memory_kinds.table(again) == text
     path.write_text(json.dumps({"kind": "transfer", "schema": 1}))
-    with pytest.raises(measure.ResultError, match="not a memory-kinds result"):
+    with pytest.raises(records.ResultError, match="not a memory-kinds result"):
         memory_kinds.load(path)
 
 

@@ -20,6 +20,7 @@ from gs_course.backends import temporal_blocking
 from gs_course.backends.temporal_blocking import Blocking, emulate, launch_depths, strip_of
 from gs_course.model import PARITY_ATOL, reference_step
 from gs_course.parameters import Parameters
+from gs_course.measurement import records
 
 PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
 GRID = (23, 31)
@@ -188,10 +189,10 @@ def test_cupy_multistep_matches_the_model_at_every_depth(grid):
 @pytest.mark.parametrize("block", [(8, 16), (32, 32)], ids=str)
 def test_jax_pallas_blocks_match_the_model(block):
     """Blocks that do not divide the grid, and one larger than it; in Pallas's interpreter on a CPU."""
-    from gs_course.backends import jax_backend
+    from gs_course.backends import jax_one_device
 
     start = _random_state(*GRID, seed=4)
-    sim = jax_backend.JaxPallas(PARAMS, *GRID, block=block)
+    sim = jax_one_device.JaxPallas(PARAMS, *GRID, block=block)
     sim.set_state(*start)
     for steps in (2, 0, 3):
         sim.advance(steps)
@@ -202,7 +203,7 @@ def test_jax_pallas_blocks_match_the_model(block):
 
 def _bench_results(l2: bool) -> dict:
     """A benchmark record as a GPU run writes it: one pass at 4,000 GB/s, the L2 copy at 10,000."""
-    from gs_course import bench, measure
+    from gs_course.measurement import bench
 
     workload = bench.FULL
     floor_s = workload.steps * workload.bytes_moved_per_step / 4e12
@@ -211,7 +212,7 @@ def _bench_results(l2: bool) -> dict:
             "on_gpu": True, "status": "ok", "seconds": 0.2, "min_s": 0.19, "max_s": 0.21, "compile_s": 0.5,
             "extrapolated": False, "us_per_step": 0.2 / workload.steps * 1e6,
             "x_floor": 0.2 / floor_s, "x_l2": 0.2 / l2_floor_s if l2 else None}
-    return measure.record(bench.KIND, {
+    return records.record(bench.KIND, {
         "workload": workload.as_dict(), "repeats": 3, "device_copy_gbps": 4000.0, "floor_s": floor_s,
         **({"l2_copy_gbps": 10000.0, "l2_copy_bytes": workload.bytes_moved_per_step // 2, "l2_floor_s": l2_floor_s}
            if l2 else {}),
@@ -219,7 +220,7 @@ def _bench_results(l2: bool) -> dict:
 
 
 def test_the_benchmark_gives_both_yardsticks():
-    from gs_course import bench
+    from gs_course.measurement import bench
 
     results = _bench_results(l2=True)
     x_floor, x_l2 = (results["cases"][0][key] for key in ("x_floor", "x_l2"))
@@ -234,7 +235,7 @@ def test_the_benchmark_gives_both_yardsticks():
 
 def test_a_benchmark_without_the_l2_copy_keeps_its_table():
     """A result file written before the L2 yardstick renders as it did."""
-    from gs_course import bench
+    from gs_course.measurement import bench
 
     table = bench.markdown(_bench_results(l2=False))
     assert "L2" not in table and "| x one pass through memory | x writing alone |" in table
@@ -247,7 +248,7 @@ def test_the_l2_copy_is_faster_than_the_copy_through_memory():
     not, the second yardstick measures nothing the first does not."""
     if not backends.probe("cupy").on_gpu:
         pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
-    from gs_course import bench
+    from gs_course.measurement import bench
 
     device, l2 = bench.copy_rates(bench.FULL.bytes_moved_per_step // 2)
     assert l2 > 1.2 * device, f"L2 copy {l2:.0f} GB/s, device copy {device:.0f} GB/s"

@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
-from gs_course import notebooks
+from gs_course.lessons import notebooks
 
 PAIRS = notebooks.pairs()
 
@@ -56,7 +56,7 @@ def test_exercises_are_numbered_in_order_and_the_notebook_says_how_to_catch_up(s
 
 def test_student_notebooks_are_up_to_date_with_the_solutions():
     assert PAIRS, "no notebooks in solutions/"
-    assert notebooks.main(["--check"]) == 0, "run: python -m gs_course.notebooks"
+    assert notebooks.main(["--check"]) == 0, "run: python -m gs_course.lessons.notebooks"
 
 
 def test_one_tutorial_is_regenerated_by_its_number_and_an_unknown_one_named(capsys):

@@ -9,7 +9,7 @@ import subprocess
 import numpy as np
 import pytest
 
-from gs_course import bench
+from gs_course.measurement import bench
 from gs_course.cli import main
 from gs_course.output import FrameWriter
 from gs_course.parameters import Parameters

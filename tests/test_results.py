@@ -3,11 +3,13 @@ hand, or a result file rerun without rendering, fails here."""
 
 import json
 
-from gs_course import measure, results
+from gs_course.delivery import documents as results
+from gs_course.measurement import records
+from gs_course import paths
 
 
 def test_every_document_agrees_with_its_result_files():
-    assert results.stale() == [], "run: python -m gs_course.results"
+    assert results.stale() == [], "run: python -m gs_course.delivery.documents"
 
 
 def test_a_block_is_rendered_again_from_its_file():
@@ -15,7 +17,7 @@ def test_a_block_is_rendered_again_from_its_file():
     rendered = results.render(text)
     assert "7.9 GB/s" not in rendered and rendered.startswith("intro\n<!-- results: transfer-summary h200 -->\n")
     assert rendered.endswith("<!-- /results -->\nafter\n") and results.render(rendered) == rendered
-    recorded = measure.load(measure.ROOT / "results/h200/transfer.json", "transfer", 2)
+    recorded = records.load(paths.ROOT / "results/h200/transfer.json", "transfer", 2)
     pinned = recorded["copies"][-1]  # the largest copy, device to host, pinned
     assert f"{pinned['bytes'] / pinned['median_s'] / 1e9:.1f} GB/s pinned |" in rendered
 

@@ -7,7 +7,10 @@ import sys
 
 import pytest
 
-from gs_course import backends, cli, devices, measure, scale
+from gs_course import backends, cli
+from gs_course.measurement import scale
+from gs_course import devices
+from gs_course.measurement import records
 
 needs_legate = pytest.mark.skipif(not backends.probe("cupynumeric").ok, reason="cupynumeric not available")
 
@@ -66,7 +69,7 @@ def test_scale_command_measures_every_point_and_writes_its_files(tmp_path, capsy
                      "-r", "40", "-c", "24", "--steps", "2", "--repeats", "2", "--option", "steps_per_task=1",
                      "--out", str(tmp_path)])
     assert code == 0
-    record = measure.load(tmp_path / "scale-cupynumeric-task.json", scale.KIND)
+    record = records.load(tmp_path / "scale-cupynumeric-task.json", scale.KIND)
     points = {(p["mode"], p["devices"]): p for p in record["points"]}
     assert set(points) == {("strong", 1), ("strong", 2), ("weak", 1), ("weak", 2)}
     assert points[("weak", 2)]["rows"] == 80 and points[("strong", 2)]["rows"] == 40

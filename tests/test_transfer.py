@@ -5,8 +5,10 @@ import json
 
 import pytest
 
-from gs_course import backends, transfer
+from gs_course import backends
+from gs_course.measurement import transfer
 from gs_course.cli import main
+from gs_course import paths
 
 
 @pytest.fixture(scope="module")
@@ -82,10 +84,9 @@ def test_the_packaged_figures_are_the_current_result_file():
     """Students without a GPU see results/h200/transfer.json itself, not a copy that can drift."""
     from importlib import resources
 
-    from gs_course import measure
 
     packaged = resources.files("gs_course").joinpath("data", transfer.RECORDED).read_text()
-    assert packaged == (measure.ROOT / "results" / "h200" / "transfer.json").read_text()
+    assert packaged == (paths.ROOT / "results" / "h200" / "transfer.json").read_text()
 
 
 def test_without_a_gpu_the_command_says_so_shows_the_recorded_figures_and_writes_nothing(tmp_path, capsys,

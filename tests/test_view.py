@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from gs_course import backends, cli, view
+from gs_course import backends, cli
+from gs_course.lessons import view
 from gs_course.model import PARITY_ATOL, initial_state, reference_run, reference_step
 from gs_course.output import FrameReader, FrameWriter, RunFileError
 from gs_course.parameters import Parameters

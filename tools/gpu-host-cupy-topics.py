@@ -1,7 +1,7 @@
 """The CuPy tutorial's lessons on launches and memory, measured on the GPU test host: the kernel
 variants of gs_course's CuPy backend (block shapes, threads across rows, a shared-memory tile,
 __constant__ memory, the strip kernel) on the school's grid, and the four kinds of host memory
-(gs_course.memory_kinds) for one image and for 256 MiB.
+(gs_course.measurement.memory_kinds) for one image and for 256 MiB.
 
     COMMIT=<hash> PYTHONPATH=$PWD python3 tools/gpu-host-cupy-topics.py    # about a minute
 
@@ -16,13 +16,14 @@ from pathlib import Path
 
 import numpy as np
 
-from gs_course import memory_kinds
+from gs_course.measurement import memory_kinds
 from gs_course.backends import cupy_backend as cb
-from gs_course.check import PARAMS as CHECK
-from gs_course.measure import FULL, header, provenance
+from gs_course.lessons.checkers import PARAMS as CHECK
+from gs_course.workload import FULL
+from gs_course.measurement.records import header, provenance
 from gs_course.model import PARITY_ATOL, initial_state, reference_run
 from gs_course.parameters import Parameters
-from gs_course.transfer import MIB
+from gs_course.measurement.transfer import MIB
 
 
 def check(launch, rows: int = 67, cols: int = 91, steps: int = 60) -> float:

@@ -23,10 +23,10 @@ import time
 
 import numpy as np
 
-from gs_course.backends import cupynumeric_backend as backend  # sets LEGATE_CONFIG's default, h5py first
+from gs_course.backends import cupynumeric_backend as backend
 import cupynumeric as cn  # noqa: E402
-from gs_course.model import initial_state, window_counts  # noqa: E402
-from gs_course.parameters import Parameters  # noqa: E402
+from gs_course.model import initial_state, window_counts
+from gs_course.parameters import Parameters
 
 P = Parameters(dt=0.9)
 

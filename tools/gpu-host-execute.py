@@ -14,8 +14,8 @@ from pathlib import Path
 
 import nbclient
 import nbformat
+from gs_course.measurement import records
 
-from gs_course import measure
 
 out = Path(os.environ.get("OUT", "gpu-results")) / "executed"
 out.mkdir(parents=True, exist_ok=True)
@@ -29,7 +29,7 @@ for name in sys.argv[1:]:
     except nbclient.exceptions.CellExecutionError as err:
         failed += 1
         print(f"{name}: a cell failed\n{err}")
-    notebook.metadata["gpu_host_run"] = {**measure.provenance(command=f"tools/gpu-host-execute.py {name}"),
+    notebook.metadata["gpu_host_run"] = {**records.provenance(command=f"tools/gpu-host-execute.py {name}"),
                                          "size": os.environ.get("GS_COURSE_SIZE", "(chosen from the memory free)"),
                                          "seconds": round(time.perf_counter() - start, 1)}
     nbformat.write(notebook, out / Path(name).name)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Frames per second of the explorer's loop (gs_course.view.Explorer.frame: 32 steps on the device,
+"""Frames per second of the explorer's loop (gs_course.lessons.view.Explorer.frame: 32 steps on the device,
 V fetched, coloured and encoded as PNG) at 512 x 512, for CuPy and JAX, on the GPU host.
 
     OUT=/some/folder python3 tools/gpu-host-explorer-fps.py
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gs_course import __version__, backends  # noqa: E402
-from gs_course.devices import gpus  # noqa: E402
-from gs_course.view import Explorer  # noqa: E402
+from gs_course import __version__, backends
+from gs_course.devices import gpus
+from gs_course.lessons.view import Explorer
 
 ROWS = COLS = 512
 STEPS_PER_FRAME = 32
@@ -65,7 +65,7 @@ def measure(name: str) -> dict:
 def main() -> int:
     out = Path(os.environ.get("OUT", "."))
     results = {
-        "what": f"gs_course.view.Explorer.frame at {ROWS} x {COLS}, {STEPS_PER_FRAME} steps a frame, {FRAMES} frames",
+        "what": f"gs_course.lessons.view.Explorer.frame at {ROWS} x {COLS}, {STEPS_PER_FRAME} steps a frame, {FRAMES} frames",
         "recorded": time.strftime("%Y-%m-%d %H:%M:%S"),
         "gs_course": __version__,
         "python": platform.python_version(),

@@ -32,6 +32,8 @@ from gs_course import measure
 from gs_course.backends import jax_sharded
 from gs_course.parameters import Parameters
 import os, time
+from gs_course.measurement import records
+from gs_course.measurement import timer
 rows, cols, steps, devices, exchange = (int(a) for a in sys.argv[1:6])
 barrier = sys.argv[6]  # "-": none; else a file whose existence starts the timing, once this one has written NAME.ready
 if not exchange:  # timing only: the bands never hear from each other, the values are wrong
@@ -43,7 +45,7 @@ if barrier != "-":
     open(barrier + "." + os.environ["CUDA_VISIBLE_DEVICES"] + ".ready", "w").close()
     while not os.path.exists(barrier):
         time.sleep(0.001)
-samples = measure.timed(lambda: sim.advance(steps), repeats=10, warmup=2, synchronize=sim.synchronize)
+samples = timer.timed(lambda: sim.advance(steps), repeats=10, warmup=2, synchronize=sim.synchronize)
 print(json.dumps({"rows": rows // devices, "cols": cols, "depth": sim.depth, "device": ", ".join(map(str, sim.mesh.devices.flat)),
                   "median_ms_a_step": samples.median * 1e3 / steps,
                   "range_ms_a_step": [min(samples.seconds) * 1e3 / steps, max(samples.seconds) * 1e3 / steps]}))
@@ -72,9 +74,8 @@ def line(label: str, r: dict) -> str:
 
 
 def main() -> int:
-    from gs_course import measure
 
-    made = measure.provenance(command="tools/gpu-host-jax-band.py")
+    made = records.provenance(command="tools/gpu-host-jax-band.py")
     lines = [f"# sharded-deep, {STEPS} steps a call, median (range) of 10; commit "
              f"{made['commit']}, {made['date']}"]
     for rows in ROWS:

@@ -28,10 +28,11 @@ from pathlib import Path
 import jax
 import jax.numpy as jnp
 
-from gs_course import measure
 from gs_course.backends import jax_backend, jax_sharded
 from gs_course.backends.base import WINDOW_OFFSETS
 from gs_course.parameters import Parameters
+from gs_course.measurement import records
+from gs_course.measurement import timer
 
 SIZES = [int(n) for n in os.environ.get("SIZES", "8192 16384").split()]
 STEPS = int(os.environ.get("STEPS", 32))
@@ -108,7 +109,7 @@ def main() -> int:
     out = Path(os.environ.get("OUT", "gpu-results"))
     (out / "hlo").mkdir(parents=True, exist_ok=True)
     devices = jax.devices()
-    made = measure.provenance(command="tools/gpu-host-jax-profile.py")
+    made = records.provenance(command="tools/gpu-host-jax-profile.py")
     lines = [f"# JAX's multi-device formulations, {STEPS} steps a call, on {len(devices)} x {devices[0].device_kind}; "
              f"commit {made['commit']}, {made['date']}, jax {jax.__version__}",
              "rows x cols, case, devices, unroll (depth for sharded-deep): ms a step (median, range of 10) | "
@@ -128,7 +129,7 @@ def main() -> int:
                 sim = cls(params, rows, rows)
             sim._unroll = lambda steps, unroll=unroll: min(unroll, steps)  # this case's unroll
             try:
-                samples = measure.timed(lambda sim=sim: sim.advance(STEPS), repeats=10, warmup=2,
+                samples = timer.timed(lambda sim=sim: sim.advance(STEPS), repeats=10, warmup=2,
                                         synchronize=sim.synchronize)
                 text = compiled_text(sim, min(unroll, STEPS))
             except Exception as err:  # one case failing (memory, say) leaves the others to run

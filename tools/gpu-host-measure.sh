@@ -6,7 +6,7 @@
 #   e.g. bash tools/gpu-host-measure.sh bench bench --out "$OUT"      (results/h200/bench.*)
 #        bash tools/gpu-host-measure.sh transfer transfer --out "$OUT" (results/h200/transfer.*)
 #
-# writes $OUT/NAME.txt; the JSON files carry their own provenance (gs_course.measure). Expects the wheels of ../shared/gpu/pack-wheels.sh already on the host.
+# writes $OUT/NAME.txt; the JSON files carry their own provenance (gs_course.measurement.records). Expects the wheels of ../shared/gpu/pack-wheels.sh already on the host.
 set -uo pipefail
 out=${OUT:-gpu-results}
 mkdir -p "$out"

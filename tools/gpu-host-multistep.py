@@ -9,7 +9,7 @@
    float64 reference (bench.check_simulation), compiled and captured apart, then timed with CUDA
    events (CuPy) or block_until_ready (JAX), the median of the repeats; with the compiler's report
    of each CuPy variant (registers, local memory, shared memory per block); the best printed, all
-   kept in $OUT/multistep-sweep.json (gs_course.measure's record, with provenance);
+   kept in $OUT/multistep-sweep.json (gs_course.measurement.records's record, with provenance);
 3. with --apply-best, the sweep's best written into this tree as the defaults
    (temporal_blocking.BLOCKING, jax_pallas.BLOCK: meant for the GPU host's copy of the tree; the same
    change as a diff in $OUT/multistep-defaults.diff, for the repository);
@@ -87,9 +87,9 @@ def cupy_candidates():
 def time_cupy(blocking, steps: int = 320, repeats: int = 5) -> dict:
     import cupy
 
-    from gs_course import bench
+    from gs_course.measurement import bench
     from gs_course.backends import cupy_backend as cb
-    from gs_course.measure import FULL
+    from gs_course.workload import FULL
     from gs_course.parameters import Parameters
 
     error = bench.check_simulation(cb.CupyMultistep(bench.CHECK_PARAMS, *bench.CHECK_GRID, blocking))
@@ -121,9 +121,9 @@ def time_cupy(blocking, steps: int = 320, repeats: int = 5) -> dict:
 
 
 def time_pallas(block, steps: int = 320, repeats: int = 5) -> dict:
-    from gs_course import bench
+    from gs_course.measurement import bench
     from gs_course.backends import jax_backend as jb
-    from gs_course.measure import FULL
+    from gs_course.workload import FULL
     from gs_course.parameters import Parameters
 
     error = bench.check_simulation(jb.JaxPallas(bench.CHECK_PARAMS, *bench.CHECK_GRID, block=block))
@@ -172,14 +172,13 @@ def _best(rows: list[dict]) -> dict | None:
 
 
 def sweep(budget_s: float) -> None:
-    from gs_course import measure
     from gs_course.backends.temporal_blocking import Blocking
 
     describe = lambda b: f"tile {b.tile_cols} x {b.tile_rows}, halo {b.halo}, depth {b.depth}, threads {b.threads}"  # noqa: E731
     found = {"cupy_shapes": [], "cupy_tuned": [], "cupy_best": None, "pallas_blocks": [], "pallas_best": None}
 
     def save():  # after each part: a sweep cut short still leaves what it measured
-        measure.write("multistep-sweep", found, OUT / "multistep-sweep.json",
+        records.write("multistep-sweep", found, OUT / "multistep-sweep.json",
                       command="python3 tools/gpu-host-multistep.py sweep")
 
     print("## CuPy multistep: tile and halo (depth = halo, 128 x 4 threads or fewer)", flush=True)
@@ -238,6 +237,7 @@ def apply_best(best: dict) -> None:
 NCU_PROGRAM = """
 from gs_course.backends import cupy_backend as cb
 from gs_course.parameters import Parameters
+from gs_course.measurement import records
 sim = cb.CupyMultistep(Parameters(), 1080, 1920)
 sim.advance(64)
 sim.synchronize()

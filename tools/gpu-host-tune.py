@@ -1,10 +1,10 @@
 """Tuning runs for the fastest formulations, on the GPU test host: which shape of the CuPy strip
-kernel and which JAX step formulation are fastest on the benchmark's workload (measure.FULL).
+kernel and which JAX step formulation are fastest on the benchmark's workload (workload.FULL).
 
     COMMIT=<hash> python3 tools/gpu-host-tune.py > $OUT/tune.txt   (results/h200/tune.txt)
 
 Each variant is checked against the float64 reference, then timed, by the benchmark's own
-functions (bench.check_simulation, bench.time_simulation, on measure.timed): the first image
+functions (bench.check_simulation, bench.time_simulation, on timer.timed): the first image
 (compilation) apart, the clock stopped once V is on the host, median and range of the repeats.
 The numbers chose the defaults of gs_course (cupy_backend.STRIPS, jax_backend.FASTEST); git's
 history of results/h200/tune.txt keeps the earlier runs, among them a kernel that ran several
@@ -20,9 +20,13 @@ import time
 
 import numpy as np
 
-from gs_course import backends, bench, measure
-from gs_course.measure import FULL
+from gs_course import backends
+from gs_course.measurement import bench
+from gs_course.workload import FULL
 from gs_course.parameters import Parameters
+from gs_course.measurement import records
+from gs_course.measurement import timer
+from gs_course import workload
 
 
 def report(name: str, make) -> None:
@@ -30,7 +34,7 @@ def report(name: str, make) -> None:
     then the 1000 images. `make(params, rows, cols)` builds the variant's simulation."""
     error = bench.check_simulation(make(bench.CHECK_PARAMS, *bench.CHECK_GRID))
     timing = bench.time_simulation(make(Parameters(), FULL.rows, FULL.cols), FULL, budget_s=float("inf"))
-    print(f"{name:<44} {measure.format_range(timing['seconds'], timing['min_s'], timing['max_s']):>24}  "
+    print(f"{name:<44} {timer.format_range(timing['seconds'], timing['min_s'], timing['max_s']):>24}  "
           f"{timing['us_per_step']:6.2f} us/step  "
           f"first image {timing['compile_s']:6.2f} s  error {error:.1e}", flush=True)
 
@@ -74,7 +78,7 @@ def tune_jax() -> None:
 
 def per_call_ms(function, calls: int = 50) -> str:
     """Median and range of `calls` calls, in ms (each call returns once its copy is on the host)."""
-    samples = measure.timed(function, repeats=calls, warmup=1)
+    samples = timer.timed(function, repeats=calls, warmup=1)
     return f"{samples.median * 1e3:7.3f} ({samples.min * 1e3:.3f}-{samples.max * 1e3:.3f})"
 
 
@@ -175,7 +179,7 @@ def profile_jax_kernels() -> None:
 
 
 if __name__ == "__main__":
-    print(measure.header(measure.provenance(), "Tuning the fastest formulations"))
+    print(records.header(records.provenance(), "Tuning the fastest formulations"))
     print(f"workload {FULL.rows} x {FULL.cols}, {FULL.images} images x {FULL.steps_per_image} steps", flush=True)
     sections = {"cupy": tune_cupy, "jax": tune_jax, "fetch": tune_fetch, "jax-graphs": tune_jax_with_command_buffers,
                 "ncu-cupy": profile_cupy_kernels, "ncu-jax": profile_jax_kernels}

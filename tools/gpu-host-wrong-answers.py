@@ -27,8 +27,8 @@ from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from gs_course.backends import probe  # noqa: E402
-from gs_course.notebooks import YOUR_TURN_MESSAGE  # noqa: E402
+from gs_course.backends import probe
+from gs_course.lessons.notebooks import YOUR_TURN_MESSAGE
 
 PAD_SUM = "padded = xp.pad(a, 1)\nwindow_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))\n"
 STEP_TERMS = "uvv = u * v * v\n"

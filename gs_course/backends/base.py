@@ -85,7 +85,7 @@ class Simulation(abc.ABC):
 
     @abc.abstractmethod
     def set_state(self, u: np.ndarray, v: np.ndarray) -> None:
-        """Replace U and V by host arrays of the grid's shape: how the explorer (gs_course.view)
+        """Replace U and V by host arrays of the grid's shape: how the explorer (gs_course.lessons.view)
         drops a new seed into a running pattern, or carries it over to new parameters."""
 
     @classmethod

@@ -16,7 +16,7 @@ Measured on an H200: results/h200/tune.txt.
 """
 
 import abc
-import dataclasses
+
 import functools
 
 import cupy
@@ -24,9 +24,10 @@ import cupyx
 import numpy as np
 
 from ..model import initial_state
-from ..parameters import STENCIL, Parameters
+from ..parameters import Parameters
 from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
+from .cuda_steps import STEP_KERNEL, STRIPS, Strips, launch_step, launch_strip, scalars, strip_kernel
 from .temporal_blocking import BLOCKING, Blocking, launch_depths
 
 NAME = "cupy"
@@ -46,165 +47,6 @@ def probe() -> Probe:
 
 def free_memory() -> int:
     return cupy.cuda.runtime.memGetInfo()[0] + cupy.get_default_memory_pool().free_bytes()
-
-
-_STEP_KERNEL = cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_step")
-#: Threads of a block along columns and rows.
-BLOCK = (32, 8)
-
-
-def scalars(params: Parameters, rows: int, cols: int) -> tuple:
-    """The step kernels' scalar arguments, typed as their C signature expects."""
-    return (np.int32(rows), np.int32(cols),
-            *(np.float32(x) for x in (params.du, params.dv, params.feed, params.kill, params.dt)))
-
-
-def launch_step(u, v, u_next, v_next, step_scalars: tuple, kernel: cupy.RawKernel = _STEP_KERNEL,
-                block: tuple[int, int] = BLOCK) -> None:
-    """Queue one step of a one-thread-a-cell kernel (ours by default) on the current stream:
-    (u, v) in, (u_next, v_next) out, blocks of `block` threads (along columns, rows)."""
-    rows, cols = u.shape
-    grid = (-(-cols // block[0]), -(-rows // block[1]))
-    kernel(grid, block, (u, v, u_next, v_next, *step_scalars))
-
-
-@dataclasses.dataclass(frozen=True)
-class Strips:
-    """The shape of the strip kernel's launch: threads of a block along columns and rows, and
-    the cells of a column each thread walks down (a compile-time constant of the kernel)."""
-
-    cols: int = 128
-    rows: int = 2
-    strip_rows: int = 8
-
-    def __post_init__(self):
-        if self.cols * self.rows > 1024 or min(self.cols, self.rows, self.strip_rows) < 1:
-            raise ValueError(f"{self}: a block has 1 to 1024 threads and a strip at least one row")
-
-
-#: The fastest of twelve shapes measured on an H200 (results/h200/tune.txt:
-#: 8.5 us a step; 32 x 4 threads gave 8.6, strips of 4 or 16 rows 9.1 to 9.9).
-STRIPS = Strips()
-
-
-@functools.cache
-def strip_kernel(strip_rows: int) -> cupy.RawKernel:
-    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_strip", options=(f"-DSTRIP_ROWS={strip_rows}",))
-
-
-def launch_strip(u, v, u_next, v_next, step_scalars: tuple, strips: Strips = STRIPS) -> None:
-    """Queue one step of the strip kernel on the current stream."""
-    rows, cols = u.shape
-    grid = (-(-cols // strips.cols), -(-rows // (strips.rows * strips.strip_rows)))
-    strip_kernel(strips.strip_rows)(grid, (strips.cols, strips.rows), (u, v, u_next, v_next, *step_scalars))
-
-
-def run_steps(u, v, u_out, v_out, steps: int, params: Parameters) -> None:
-    """`steps` >= 1 steps of the strip kernel from (u, v), which stay untouched, the result left
-    in (u_out, v_out): what cuPyNumeric's own task runs on a GPU."""
-    step_scalars = scalars(params, *u.shape)
-    spare = (cupy.empty_like(u), cupy.empty_like(v)) if steps > 1 else None
-    # Alternate between the output and a spare pair so that the last step writes the output.
-    targets = [(u_out, v_out) if (steps - k) % 2 == 0 else spare for k in range(1, steps + 1)]
-    source = (u, v)
-    for target in targets:
-        launch_strip(*source, *target, step_scalars)
-        source = target
-
-
-# --- The CuPy tutorial's variants, measured against the kernels above (not benchmark formulations)
-
-_TRANSPOSED_KERNEL = cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_step_transposed")
-
-
-def launch_transposed(u, v, u_next, v_next, step_scalars: tuple, block: tuple[int, int] = BLOCK) -> None:
-    """Queue one step of gray_scott_step_transposed: blocks of `block` threads, x along rows."""
-    rows, cols = u.shape
-    grid = (-(-rows // block[0]), -(-cols // block[1]))
-    _TRANSPOSED_KERNEL(grid, block, (u, v, u_next, v_next, *step_scalars))
-
-
-@functools.cache
-def tiled_kernel(tile: tuple[int, int]) -> cupy.RawKernel:
-    return cupy.RawKernel(GRAY_SCOTT_CU, "gray_scott_tiled", options=(f"-DTILE_COLS={tile[0]}", f"-DTILE_ROWS={tile[1]}"))
-
-
-def launch_tiled(u, v, u_next, v_next, step_scalars: tuple, tile: tuple[int, int] = BLOCK) -> None:
-    """Queue one step of gray_scott_tiled: a block of tile[0] x tile[1] threads per tile."""
-    launch_step(u, v, u_next, v_next, step_scalars, kernel=tiled_kernel(tuple(tile)), block=tuple(tile))
-
-
-class _ConstantStep:
-    """gray_scott_step_constant, and the values its module's constant memory holds."""
-
-    def __init__(self):
-        self.module = cupy.RawModule(code=GRAY_SCOTT_CU)
-        self.kernel = self.module.get_function("gray_scott_step_constant")
-        self.constants = None
-
-    def write(self, constants: np.ndarray) -> None:
-        """Copy `constants` (float32: the nine weights, du, dv, feed, kill, dt) into the module's
-        step_constants on the current stream, unless it holds them already: a copy at every step
-        would cost about as much as the step (and cannot be captured in a CUDA graph)."""
-        if self.constants is None or not np.array_equal(constants, self.constants):
-            symbol = self.module.get_global("step_constants")
-            cupy.ndarray(constants.shape, constants.dtype, symbol).set(constants)
-            self.constants = constants
-
-
-@functools.cache
-def _constant_step() -> _ConstantStep:
-    return _ConstantStep()
-
-
-def launch_constant(u, v, u_next, v_next, step_scalars: tuple, weights=STENCIL) -> None:
-    """Queue one step of gray_scott_step_constant, the stencil's `weights` (3 x 3) and the
-    parameters (step_scalars after rows and cols) in constant memory."""
-    step = _constant_step()
-    step.write(np.array([*np.ravel(weights), *step_scalars[2:]], np.float32))
-    launch_step(u, v, u_next, v_next, step_scalars[:2], kernel=step.kernel)
-
-
-#: The tutorial's comparisons: each a `launch(u, v, u_next, v_next, step_scalars)` of one step.
-VARIANTS = {
-    f"one thread a cell, {BLOCK[0]} x {BLOCK[1]} blocks": launch_step,
-    "one thread a cell, 8 x 32 blocks": functools.partial(launch_step, block=(8, 32)),
-    f"threads along rows (transposed), {BLOCK[0]} x {BLOCK[1]}": launch_transposed,
-    f"tiled in shared memory, {BLOCK[0]} x {BLOCK[1]}": launch_tiled,
-    "stencil and parameters in __constant__": launch_constant,
-    f"strip kernel, {STRIPS.cols} x {STRIPS.rows} threads, {STRIPS.strip_rows} rows each": launch_strip,
-}
-
-
-def step_time_us(launch, params: Parameters, rows: int, cols: int, steps: int = 32, repeats: int = 10) -> float:
-    """The GPU's time of one step of `launch` (as in VARIANTS) from the school's initial state, in
-    microseconds: the median of `repeats` replays of `steps` launches captured once as a CUDA
-    graph, timed by CUDA events, so that Python's launch overhead is left out."""
-    u, v = (cupy.asarray(a) for a in initial_state(rows, cols))
-    pairs = [(u, v), (cupy.empty_like(u), cupy.empty_like(v))]
-    step_scalars = scalars(params, rows, cols)
-    stream = cupy.cuda.Stream()  # capture needs a stream other than the legacy default one
-    with stream:
-        launch(*pairs[0], *pairs[1], step_scalars)  # compiles, loads, writes constants: not allowed in a capture
-        stream.begin_capture()
-        for k in range(steps):
-            launch(*pairs[k % 2], *pairs[1 - k % 2], step_scalars)
-        graph = stream.end_capture()
-    return replay_ms(graph, stream, repeats) * 1e3 / steps
-
-
-def replay_ms(graph, stream, repeats: int = 10) -> float:
-    """The GPU's time of one replay of a CUDA graph on `stream`, in milliseconds: the median of
-    `repeats` replays timed by CUDA events, after one that warms up."""
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    times = []
-    for _ in range(repeats + 1):
-        start.record(stream)
-        graph.launch(stream)
-        end.record(stream)
-        end.synchronize()
-        times.append(cupy.cuda.get_elapsed_time(start, end))
-    return float(np.median(times[1:]))
 
 
 class CupySlices(PaddedSlices):
@@ -310,7 +152,7 @@ class CupyGraph(CupyRaw):
         self._compile()  # loading a module is not allowed while a stream is captured
 
     def _compile(self) -> None:
-        _STEP_KERNEL.compile()
+        STEP_KERNEL.compile()
 
     def _advance(self, steps: int) -> None:
         if not steps:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..devices import default_legate_config
+from ..sizing import default_legate_config
 
 # Legate reads its resources once, at the first import: pin them (a shared GPU must not be taken
 # whole, and without any setting Legate aborts on a machine with no GPU), unless the user or the
@@ -186,7 +186,7 @@ def _steps_in_piece(ctx: TaskContext, uv: InputArray, uv_out: OutputArray,
     if ctx.get_variant_kind() == VariantCode.GPU:
         import cupy
 
-        from .cupy_backend import run_steps
+        from .cuda_steps import run_steps  # CuPy: loaded only where the task runs on a GPU
 
         with cupy.cuda.ExternalStream(ctx.task_stream or 0):
             # The CUDA kernel indexes rows of `cols` floats: give it contiguous arrays.

@@ -1,6 +1,6 @@
 """JAX on several devices: the grid split in bands of rows, one band per device.
 
-Four formulations of the same stacked step (`jax_backend.stacked_step`):
+Four formulations of the same stacked step (`jax_one_device.stacked_step`):
 
 - `sharded-auto` only places U and V in row bands (`NamedSharding`) and leaves the rest to XLA,
   which works out by itself what each device needs from the others;
@@ -43,9 +43,9 @@ from jax.sharding import PartitionSpec as P
 from ..distributed import uneven_bands
 from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
-from . import BackendError, jax_backend
+from . import BackendError
 from .base import Simulation
-from .jax_backend import JaxStacked, stacked_step
+from .jax_one_device import JaxStacked, stacked_step
 
 #: The mesh's one axis: the bands of rows.
 AXIS = "rows"
@@ -181,7 +181,7 @@ class JaxSharded(JaxStacked):
         return self.mesh.size
 
     def _unroll(self, steps: int) -> int:
-        # Unrolling pays on a GPU only (see jax_backend's FASTEST).
+        # Unrolling pays on a GPU only (see jax_one_device's FASTEST).
         return super()._unroll(steps) if self.mesh.devices.flat[0].platform == "gpu" else 1
 
     def _advance(self, steps: int) -> None:
@@ -305,13 +305,12 @@ class JaxShardedDeep(JaxSharded):
 
 class JaxShardedAuto(JaxSharded):
     """The naive way: U and V placed in row bands with `NamedSharding`, the single-device loop
-    (`jax_backend.advance_stacked`, through `JaxStacked._advance`) compiled as it is, and XLA
+    (`jax_one_device.advance_stacked`, through `JaxStacked._advance`) compiled as it is, and XLA
     left to insert the communication."""
 
     formulation = "sharded-auto"
     _advance = JaxStacked._advance
 
 
-# The jax backend's formulations are where the course looks them up (jax_backend imports this
-# module at its end, so that `backends.load("jax")` has them too).
-jax_backend.FORMULATIONS.update({cls.formulation: cls for cls in (JaxSharded, JaxShardedOverlap, JaxShardedDeep, JaxShardedAuto)})
+#: The formulations on several devices: `jax_backend.FORMULATIONS` lists them beside those on one.
+FORMULATIONS = {cls.formulation: cls for cls in (JaxSharded, JaxShardedOverlap, JaxShardedDeep, JaxShardedAuto)}

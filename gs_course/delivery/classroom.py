@@ -1,0 +1,484 @@
+"""The classroom check (`gs-course instructor-check --students N`, or `--ramp 1,4,8,16`): many
+students on one GPU, as a hub puts them.
+
+N student sessions start a few seconds apart (`stagger`). Each runs the notebooks in the school's
+teaching order (CuPy, cuPyNumeric, JAX, the synthesis), each notebook in a fresh kernel through
+nbval (its outputs compared, as the instructor check does), with the course's shared-GPU settings
+(`student_settings`): JAX allocates as it goes, and Legate, which reserves its share whole, gets
+the course's share of 1/N of the GPU memory free, so that N Legate runtimes fit.
+
+Per student and notebook it records pass or fail, the time, the peak GPU memory of that student's
+own processes (nvidia-smi's per-process figures, summed over the student's process tree: the
+kernels are children of the nbval process) and the first failure as the student would see it, in
+one line. A ramp runs 1 student alone first (the times the others are held to: within 2x), then
+each N in turn, and stops at the first N that fails: the largest N that passed is the answer.
+
+A notebook that runs past its time limit is stopped, a student's failure does not stop the others,
+and Ctrl-C (or SIGTERM) stops every child before returning.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import xml.etree.ElementTree as ElementTree
+from pathlib import Path
+
+from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config
+from ..devices import _nvidia_smi, gpus
+from .instructor import nbval_command, sized_environment
+from ..measurement import records
+from .. import paths
+from ..sizing import legate_fbmem_mib
+
+KIND, SCHEMA = "classroom", 1
+#: The school's teaching order, by notebook number: CuPy, cuPyNumeric, JAX, the synthesis.
+SCHOOL_ORDER = ("3", "2", "1", "4")
+#: A student's time may grow to this many times its time alone.
+SLOWDOWN_LIMIT = 2.0
+#: Seconds between two samples of nvidia-smi's per-process memory.
+SAMPLE_S = 0.5
+
+
+class ClassroomError(ValueError):
+    """Bad options for the classroom (one line)."""
+
+
+# --- GPU memory per student -----------------------------------------------------------------------
+
+def compute_apps(table: str) -> dict[int, int]:
+    """{pid: MiB} from `nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits`.
+    Lines without two numbers (no process, '[N/A]' where the driver hides the figure) are skipped."""
+    found = {}
+    for line in table.splitlines():
+        fields = [field.strip() for field in line.split(",")]
+        if len(fields) == 2 and all(field.isdigit() for field in fields):
+            found[int(fields[0])] = found.get(int(fields[0]), 0) + int(fields[1])
+    return found
+
+
+def _parents() -> dict[int, int]:
+    """{pid: parent pid} of every process this machine's /proc shows."""
+    parents = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # the name, in parentheses, may hold spaces: the fields after its last ')' are fixed
+                parents[int(entry.name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile
+    return parents
+
+
+def process_tree(root: int, parents: dict[int, int]) -> set[int]:
+    """`root` and every process descended from it."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in tree:
+            tree.add(pid)
+            todo += children.get(pid, [])
+    return tree
+
+
+class MemorySampler:
+    """Samples nvidia-smi's per-process GPU memory while the classroom runs and keeps, for each
+    process being watched (a student's nbval run), the peak of the sum over its process tree.
+
+    `unmatched` turns True when nvidia-smi listed processes but none is a process of this machine's
+    /proc (a container with its own process numbers): the figures are then not measured."""
+
+    def __init__(self, gpu_index: int | None):
+        self.gpu_index = gpu_index
+        self.peaks: dict[int, int] = {}  # watched root pid -> peak MiB
+        self.matched = self.listed = False
+        self._watched: set[int] = set()
+        self._lock = threading.Lock()
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._sample_until_done, name="gs-course-gpu-sampler", daemon=True)
+
+    @property
+    def unmatched(self) -> bool:
+        return self.listed and not self.matched
+
+    def watch(self, pid: int) -> None:
+        with self._lock:
+            self._watched.add(pid)
+            self.peaks.setdefault(pid, 0)
+
+    def unwatch(self, pid: int) -> int | None:
+        """Stop watching `pid`; its peak in MiB, None where nothing could be measured."""
+        with self._lock:
+            self._watched.discard(pid)
+            peak = self.peaks.pop(pid, 0)
+        return None if self.gpu_index is None else peak
+
+    def sample(self, table: str, parents: dict[int, int]) -> None:
+        """One sample: nvidia-smi's table, the process tree of this moment."""
+        apps = compute_apps(table)
+        self.listed |= bool(apps)
+        self.matched |= any(pid in parents for pid in apps)
+        with self._lock:
+            for root in self._watched:
+                used = sum(apps.get(pid, 0) for pid in process_tree(root, parents))
+                self.peaks[root] = max(self.peaks[root], used)
+
+    def _sample_until_done(self) -> None:
+        while not self._done.wait(SAMPLE_S):
+            table = _nvidia_smi(f"--id={self.gpu_index}", "--query-compute-apps=pid,used_memory",
+                                "--format=csv,noheader,nounits")
+            if table is not None:
+                self.sample(table, _parents())
+
+    def __enter__(self) -> MemorySampler:
+        if self.gpu_index is not None:
+            self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        self._done.set()
+        if self._thread.is_alive():
+            self._thread.join()
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop_tree(pid: int, grace_s: float = 5.0) -> None:
+    """End process `pid` and every process it started (by their ids): SIGTERM, then SIGKILL to
+    those still there after `grace_s`."""
+    tree = process_tree(pid, _parents())
+    for each in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(running(each) for each in tree):
+        time.sleep(0.1)
+    for each in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGKILL)
+
+
+# --- what a student would see -------------------------------------------------------------------
+
+_COLOUR = re.compile(r"(?:\x1b|#x1B)\[[0-9;]*m")
+
+
+def first_failure(junit_xml: str) -> str | None:
+    """The first failing cell of an nbval run, in one line, from its JUnit XML: 'Cell 12:
+    ValueError: ...' (the line a student sees under the cell), 'Cell 3: Cell outputs differ', or
+    pytest's own line (a cell past pytest's time limit). None when no cell failed."""
+    try:
+        root = ElementTree.fromstring(junit_xml)
+    except ElementTree.ParseError:
+        return None
+    for case in root.iter("testcase"):
+        for failure in (*case.iter("failure"), *case.iter("error")):
+            text = _COLOUR.sub("", failure.text or failure.get("message") or "")
+            lines = [line.strip() for line in text.splitlines() if line.strip()]
+            cell = next((line for line in lines if re.match(r"Cell \d+: ", line)), None)
+            if cell is None:
+                return (lines or [case.get("name", "?")])[0]
+            if "exception" in cell:  # the traceback's last line: what the student reads
+                return f"{cell.split(':')[0]}: {lines[-1]}"
+            mismatch = next((line for line in lines if line.startswith("mismatch ")), None)
+            return f"{cell} ({mismatch})" if mismatch else cell
+    return None
+
+
+# --- one student ----------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Attempt:
+    """One student's run of one notebook."""
+
+    student: int
+    notebook: str
+    passed: bool
+    seconds: float
+    peak_mib: int | None  # that student's processes at their peak; None: not measured
+    failure: str | None = None  # the first failure, one line
+    slowdown: float | None = None  # seconds over the notebook's time alone
+
+
+def student_settings(students: int, free_bytes: int | None) -> dict[str, str]:
+    """The shared-GPU settings of one of `students` students: JAX allocates as it goes
+    (`XLA_PYTHON_CLIENT_PREALLOCATE=false`; each kernel's `import gs_course` caps it at the course's
+    share of what is free then, as for any student), and Legate, which reserves its memory whole
+    when it starts, gets the course's share (`course.legate_fbmem_mib`) of 1/`students` of the
+    memory free now, so that every student's Legate fits."""
+
+    legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(legate_fbmem_mib(free_bytes // students))
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "LEGATE_CONFIG": legate}
+
+
+class Classroom:
+    """`students` students, each running `notebooks` in order; see the module's docstring."""
+
+    def __init__(self, notebooks: list[Path], students: int, stagger_s: float, timeout_s: float,
+                 env: dict[str, str], sampler: MemorySampler, root: Path = paths.ROOT, log=print):
+        self.notebooks, self.students, self.stagger_s, self.timeout_s = notebooks, students, stagger_s, timeout_s
+        self.env, self.sampler, self.root, self.log = env, sampler, root, log
+        self.attempts: list[Attempt] = []
+        self._stopping = threading.Event()
+        self._running: dict[int, subprocess.Popen] = {}  # student -> its nbval run now
+        self._lock = threading.Lock()
+
+    def _run_notebook(self, student: int, notebook: Path, folder: Path) -> Attempt:
+        junit = folder / f"{student}-{notebook.stem}.xml"
+        command = nbval_command(notebook, self.root, f"--junitxml={junit}")
+        start = time.perf_counter()
+        with open(folder / f"{student}-{notebook.stem}.log", "w") as output:
+            # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
+            proc = subprocess.Popen(command, cwd=self.root, env=self.env, stdout=output, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        with self._lock:
+            self._running[student] = proc
+            stopped_meanwhile = self._stopping.is_set()
+        if stopped_meanwhile:  # `stop` has been through the running ones already
+            stop_tree(proc.pid)
+        self.sampler.watch(proc.pid)
+        try:
+            proc.wait(self.timeout_s)
+            failure = None
+        except subprocess.TimeoutExpired:
+            stop_tree(proc.pid)
+            proc.wait()
+            failure = f"stopped after {self.timeout_s:.0f} s: the notebook's time limit (--timeout)"
+        finally:
+            with self._lock:
+                self._running.pop(student, None)
+            peak = self.sampler.unwatch(proc.pid)
+        seconds = time.perf_counter() - start
+        if self._stopping.is_set():
+            failure = "stopped: the classroom was interrupted"
+        elif failure is None and proc.returncode != 0:
+            said = first_failure(junit.read_text()) if junit.exists() else None
+            tail = (folder / f"{student}-{notebook.stem}.log").read_text().strip().splitlines()
+            failure = said or (tail[-1] if tail else f"exit code {proc.returncode}")
+        return Attempt(student, notebook.name, failure is None, seconds, peak, failure)
+
+    def _student(self, student: int, folder: Path) -> None:
+        if self._stopping.wait(student * self.stagger_s):
+            return
+        for notebook in self.notebooks:
+            try:
+                attempt = self._run_notebook(student, notebook, folder)
+            except Exception as err:  # this student's alone: the others go on
+                attempt = Attempt(student, notebook.name, False, 0.0, None, f"not run: {err}")
+            with self._lock:
+                self.attempts.append(attempt)
+            result = "pass" if attempt.passed else f"FAIL: {attempt.failure}"
+            self.log(f"  student {student + 1}: {notebook.name} {attempt.seconds:.0f} s, {result}")
+            if self._stopping.is_set():
+                return
+
+    def run(self) -> float:
+        """Every student to the end (or until interrupted); the wall time in seconds."""
+        start = time.perf_counter()
+        # Kept: each notebook run's pytest output, for the failures the summary gives in one line.
+        folder = Path(tempfile.mkdtemp(prefix=f"gs-course-classroom-{self.students}-"))
+        threads = [threading.Thread(target=self._student, args=(s, folder), name=f"student-{s + 1}")
+                   for s in range(self.students)]
+        for thread in threads:
+            thread.start()
+        try:
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.5)
+        except KeyboardInterrupt:
+            ctrl_c = signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C may not cut the stopping short
+            try:
+                self.stop(threads)
+            finally:
+                signal.signal(signal.SIGINT, ctrl_c)
+            raise
+        finally:
+            self.log(f"  each notebook run's output: {folder}")
+        return time.perf_counter() - start
+
+    def stop(self, threads: list[threading.Thread]) -> None:
+        """Stop every student: no new notebook starts, each one running is ended with its kernels."""
+        self._stopping.set()
+        with self._lock:
+            running = list(self._running.values())
+        for proc in running:
+            stop_tree(proc.pid)
+        for thread in threads:
+            thread.join()
+
+
+@contextlib.contextmanager
+def _sigterm_as_ctrl_c():
+    """SIGTERM stops the classroom as Ctrl-C does (every child ended); the old handler comes back."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    replaced = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if replaced is None else replaced)
+
+
+# --- a step of the ramp, the ramp, the record ------------------------------------------------------
+
+def _gpu_now():
+    gpus.cache_clear()  # the memory free now, with the other students' gone
+    found = gpus()
+    return found[0] if found else None
+
+
+def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeout_s: float, size: str,
+                   alone: dict[str, float] | None, root: Path = paths.ROOT, log=print) -> dict:
+    """One classroom of `students`; `alone`: each notebook's time for one student (the 2x rule)."""
+    gpu = _gpu_now()
+    settings = student_settings(students, gpu and gpu.memory_free)
+    env = sized_environment(size, **settings)
+    log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size: "
+        + ", ".join(f"{name}={value}" for name, value in settings.items()))
+    with MemorySampler(gpu and gpu.index) as sampler:
+        classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log)
+        wall_s = classroom.run()
+    memory = "no GPU" if gpu is None else "not measured" if sampler.unmatched else "measured"
+    failed = next((a for a in classroom.attempts if not a.passed), None)  # the first to end failing
+    attempts = sorted(classroom.attempts, key=lambda a: (a.student, [n.name for n in notebooks].index(a.notebook)))
+    for attempt in attempts:
+        if memory == "not measured":
+            attempt.peak_mib = None
+        if alone and attempt.notebook in alone and alone[attempt.notebook] > 0:
+            attempt.slowdown = attempt.seconds / alone[attempt.notebook]
+    slow = [a for a in attempts if a.slowdown is not None and a.slowdown > SLOWDOWN_LIMIT]
+    return {
+        "students": students,
+        "settings": settings,
+        "gpu_memory_free_mib": gpu and gpu.memory_free // 2**20,
+        "memory": memory,
+        "wall_s": wall_s,
+        "passed": failed is None and len(attempts) == students * len(notebooks),
+        "within_limit": None if alone is None else not slow,
+        "first_failure": failed and {"student": failed.student + 1, "notebook": failed.notebook,
+                                     "message": failed.failure},
+        "attempts": [dataclasses.asdict(a) | {"student": a.student + 1} for a in attempts],
+    }
+
+
+def step_ok(step: dict) -> bool:
+    return step["passed"] and step["within_limit"] is not False
+
+
+def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
+         root: Path = paths.ROOT, log=print) -> dict:
+    """Each classroom size of `counts` in turn (a first step of one student alone gives the times
+    the others are held to), stopping after the first that fails; the payload of the record."""
+    steps, alone = [], None
+    for students in counts:
+        step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log)
+        steps.append(step)
+        if students == 1 and step["passed"]:
+            alone = {a["notebook"]: a["seconds"] for a in step["attempts"]}
+        if not step_ok(step):
+            break
+    passing = [step["students"] for step in steps if step_ok(step)]
+    return {"size": size, "stagger_s": stagger_s, "timeout_s": timeout_s, "notebooks": [n.name for n in notebooks],
+            "slowdown_limit": SLOWDOWN_LIMIT, "steps": steps, "largest_passing": max(passing, default=None)}
+
+
+def ramp_counts(students: int | None, ramp_text: str | None) -> list[int]:
+    """The classroom sizes to run: `--students N` alone, or `--ramp 1,4,8,16` (1 added ahead where
+    missing: the times alone are what the others are held to)."""
+    if students is not None and ramp_text is not None:
+        raise ClassroomError("give --students N or --ramp N,N,..., not both")
+    if ramp_text is None:
+        if students is None or students < 1:
+            raise ClassroomError(f"--students must be at least 1, got {students}")
+        return [students]
+    try:
+        counts = [int(word) for word in ramp_text.split(",")]
+    except ValueError:
+        raise ClassroomError(f"--ramp takes student counts separated by commas, e.g. 1,4,8,16; got {ramp_text!r}") from None
+    if any(n < 1 for n in counts) or counts != sorted(set(counts)):
+        raise ClassroomError(f"--ramp takes growing counts of at least 1, e.g. 1,4,8,16; got {ramp_text!r}")
+    return counts if counts[0] == 1 else [1, *counts]
+
+
+def _memory(attempt: dict, memory: str) -> str:
+    return f"{attempt['peak_mib']:,} MiB" if attempt["peak_mib"] is not None else memory
+
+
+def markdown(record: dict) -> str:
+    """The summary: provenance, the answer, then per classroom size a table per student."""
+    lines = [records.header(record["provenance"], "Classroom check: students on one GPU"),
+             f"Notebooks, in this order: {', '.join(record['notebooks'])}; {record['size']} size; students "
+             f"started {record['stagger_s']:g} s apart; each notebook stopped after {record['timeout_s']:.0f} s.", "",
+             f"Largest classroom that passed (every notebook for every student"
+             f"{f', each within {SLOWDOWN_LIMIT:g}x of its time alone' if record['steps'][0]['students'] == 1 else ''}): "
+             f"{record['largest_passing'] or 'none'}.", ""]
+    for step in record["steps"]:
+        verdict = "passed" if step_ok(step) else "FAILED"
+        lines += [f"## {step['students']} student(s): {verdict}, {step['wall_s']:.0f} s in all", "",
+                  "Settings: " + ", ".join(f"`{k}={v}`" for k, v in step["settings"].items()) + ".", ""]
+        if step["first_failure"]:
+            failure = step["first_failure"]
+            lines += [f"First failure: student {failure['student']}, {failure['notebook']}: {failure['message']}", ""]
+        lines += ["| student | notebook | result | time | against alone | peak GPU memory |", "|---|---|---|---|---|---|"]
+        for a in step["attempts"]:
+            slowdown = f"{a['slowdown']:.2f}x" if a["slowdown"] is not None else "-"
+            result = "pass" if a["passed"] else f"FAIL: {a['failure']}"
+            lines.append(f"| {a['student']} | {a['notebook']} | {result} | {a['seconds']:.0f} s | {slowdown} | "
+                         f"{_memory(a, step['memory'])} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def summary_figures(record: dict) -> dict:
+    """The figures the README quotes: the largest classroom passed, its slowest notebook against
+    its time alone, and the most GPU memory one of its students' processes took (None: not
+    measured; a student's share, hence Legate's reservation, shrinks as the classroom grows)."""
+    passed = [step for step in record["steps"] if step_ok(step)]
+    largest = max(passed, key=lambda step: step["students"], default=None)
+    attempts = largest["attempts"] if largest else []
+    peaks = [a["peak_mib"] for a in attempts if a["peak_mib"] is not None]
+    return {"largest": largest and largest["students"],
+            "worst_slowdown": max((a["slowdown"] for a in attempts if a["slowdown"] is not None), default=None),
+            "wall_s": largest and largest["wall_s"],
+            "peak_mib": max(peaks, default=None),
+            "first_failure": next((step["first_failure"] | {"students": step["students"]}
+                                   for step in record["steps"] if step["first_failure"]), None)}
+
+
+def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
+          out: Path | None) -> bool:
+    """The classroom check from the command line: True when the largest classroom asked for passed."""
+    with _sigterm_as_ctrl_c():
+        payload = ramp(notebooks, counts, stagger_s, timeout_s, size)
+    record = records.record(KIND, payload, schema=SCHEMA)
+    text = markdown(record)
+    print("\n" + text)
+    if out is not None:
+        records.save(record, out / "classroom.json")
+        (out / "classroom.md").write_text(text)
+        print(f"saved {out / 'classroom.json'} and {out / 'classroom.md'}")
+    return payload["largest_passing"] == counts[-1]
+
+
+def load(path: str | Path) -> dict:
+    return records.load(path, KIND, SCHEMA)

@@ -1,0 +1,349 @@
+"""Answer checkers for tutorial 4 (analysing a run's images): each runs the student's function on a
+fresh random batch of images, compares with `gs_course.lessons.analysis`, and names the typical mistake
+when the answer is wrong (raising `gs_course.lessons.checkers.NotYet`, as every checker of the course does).
+
+The batches look like the run's: mostly background near 0, spots of 0.1 to 0.5, on odd,
+non-square grids, with cells planted exactly on the values where the mistakes differ (the spot
+threshold, the top edge of the histograms, ties in the deciles). The kernels' checkers need an
+NVIDIA GPU: without one they say what they could not check, and the notebook runs on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dis
+import re
+
+import numpy as np
+
+from . import analysis
+from .analysis_inputs import batch, close as _close, first_difference as _first_difference
+from .check_core import NotYet, _to_numpy, ok
+from .kernel_check import bitonic_step, histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
+
+
+def _returned(result, what: str, device_type: type | None) -> np.ndarray:
+    """The student's array on the host; a list (a Python loop's results) is refused."""
+    if isinstance(result, (list, tuple)):
+        raise NotYet(f"{what} is a Python {type(result).__name__}: compute it in one call over the whole batch, "
+                     "which returns one array")
+    return _to_numpy(result, what, device_type)
+
+
+def _loops(student) -> bool:
+    """Whether the student's function runs a Python loop (a `for` or a comprehension): one call, one
+    kernel launch, per image instead of one over the batch."""
+    codes, seen = [getattr(student, "__code__", None)], False
+    while codes:
+        code = codes.pop()
+        if code is None:
+            continue
+        seen = seen or any(i.opname in ("FOR_ITER", "GET_ITER") for i in dis.get_instructions(code))
+        codes += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return seen
+
+
+def _no_loop(student, what: str) -> None:
+    if _loops(student):
+        raise NotYet(f"right values, but from a Python loop, which makes one call (a kernel launch on a GPU) per "
+                     f"image. {what}")
+
+
+@contextlib.contextmanager
+def _their_errors(*hints: tuple[type, str, str]):
+    """An error raised in the student's function that a typical mistake gives becomes that mistake's
+    hint, shown alone: (exception type, pattern of its message, hint). Any other error shows as it is."""
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
+        for kind, pattern, hint in hints:
+            if isinstance(err, kind) and re.search(pattern, str(err)):
+                raise NotYet(hint.format(message=str(err))) from None
+        raise
+
+
+# --- Exercise: the mass of each image ----------------------------------------------------------------
+
+def mass(student, device_type: type | None = None, to_device=np.asarray) -> None:
+    """`student(images)` must return the mass of V (sum over the cells) of each image, shape (images,)."""
+    images = batch()
+    count, rows, cols = images.shape
+    result = student(to_device(images))
+    got = _returned(result, "your masses", device_type)
+    want = analysis.mass(images)
+    if got.shape in ((rows,), (cols,)):
+        raise NotYet(f"your result has shape {got.shape}: you summed over the images (axis 0) and one axis of the "
+                     "image; sum over axes 1 and 2, each image's rows and columns")
+    if got.shape == ():
+        raise NotYet("one number for the whole batch: sum over each image's cells only (axis=(1, 2)), "
+                     "one mass per image")
+    if got.shape == (rows, cols):
+        raise NotYet("your result has one value per cell: you summed over the images (axis 0); sum over "
+                     "axes 1 and 2, each image's rows and columns")
+    if got.shape in ((count, rows), (count, cols)):
+        raise NotYet(f"your result has shape {got.shape}: you summed over one axis of the image only; "
+                     "sum over both, axis=(1, 2)")
+    if got.shape != want.shape:
+        raise NotYet(f"your masses have shape {got.shape}, expected (images,) = {want.shape}")
+    if _close(got, want / (rows * cols)):
+        raise NotYet("that is the mean V of each image: the mass is the sum of V over the cells")
+    if not _close(got, want):
+        raise NotYet(_first_difference(got, want, "your mass"))
+    in_float64 = not type(result).__module__.startswith("jax")  # JAX: float64 needs x64
+    if got.dtype != np.float64 and in_float64:
+        raise NotYet(f"your masses are {got.dtype}: sum in float64 (dtype=np.float64), as a float32 running sum "
+                     "of millions of cells loses digits")
+    if in_float64 and not np.allclose(got, want, rtol=1e-12, atol=0):  # float32's last digit: 1e-7
+        raise NotYet("your masses are float64 but were summed in float32, then converted (they are off in the 7th "
+                     "digit): sum in float64, images.sum(axis=(1, 2), dtype=np.float64)")
+    _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)")
+    ok(f"mass: one per image, right on {count} random images of {rows} x {cols}")
+
+
+# --- Exercise: histograms of each image ---------------------------------------------------------------
+
+def histograms(student, device_type: type | None = None, to_device=np.asarray) -> None:
+    """`student(images, bins)` must return each image's histogram of V over [0, 1], counts of shape
+    (images, bins), a value of 1 in the last bin (as numpy.histogram counts it)."""
+    images = batch()
+    # A 1 in every image but the last: an unclipped bin of 1 then spills into the next image's
+    # first bin (shown as such), and a bincount without minlength comes out short every time.
+    images[-1][images[-1] == 1.0] = 0.25
+    images[:-1, 0, 0] = 1.0
+    count, rows, cols = images.shape
+    bins = analysis.BINS
+    with _their_errors(
+            (ValueError, "could not be broadcast", "the offsets do not broadcast against the batch ({message}): "
+             "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]")):
+        try:
+            result = student(to_device(images), bins)
+        except ValueError as err:
+            _bincount_length(err, count * bins)
+            raise
+    if isinstance(result, tuple) and len(result) == 2:
+        raise NotYet("you returned a pair, (counts, edges) as histogram gives them: return the counts only")
+    got = _returned(result, "your histograms", device_type)
+    want = analysis.histograms(images, bins)
+    if got.shape == (bins,):
+        raise NotYet("one histogram for the whole batch: count each image apart, shape (images, bins)")
+    if got.shape == want.shape[::-1]:
+        raise NotYet(f"your histograms are transposed, shape {got.shape}: one row per image, (images, bins)")
+    if got.shape != want.shape:
+        raise NotYet(f"your histograms have shape {got.shape}, expected (images, bins) = {want.shape}")
+    if np.issubdtype(got.dtype, np.floating) and not np.allclose(got, np.round(got)):
+        raise NotYet("your histograms are not counts (densities?): count the cells in each bin")
+    if np.array_equal(got, want):
+        _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
+                          "xp.bincount")
+        ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin")
+        return
+    top = (images == 1.0).sum(axis=(1, 2))
+    spilled = want.copy()
+    spilled[:, -1] -= top
+    spilled[1:, 0] += top[:-1]
+    if np.array_equal(got, spilled):
+        raise NotYet("the cells equal to 1 went into the next image's first bin: int(1 * bins) is bins, one past "
+                     "the last bin. Clip the bin index to bins - 1 (xp.minimum), as numpy.histogram counts the top "
+                     "edge in the last bin")
+    for index, hint in (
+            (lambda: np.minimum(images * bins, bins - 1).astype(np.int64) + 1,
+             "your bins are one too high: the bin of v is int(v * bins), counted from 0 (xp.digitize counts from 1)"),
+            (lambda: np.minimum(images * (bins - 1), bins - 1).astype(np.int64),
+             "each bin is 1/bins wide: the bin of v is int(v * bins), not int(v * (bins - 1))"),
+            (lambda: np.minimum(np.round(images * bins), bins - 1).astype(np.int64),
+             "a bin holds the values from its left edge up to the next: round down, int(v * bins), not round()")):
+        if np.array_equal(got, _counts(np.minimum(index(), bins - 1), bins)):
+            raise NotYet(hint)
+    if np.array_equal(want.sum(axis=1) - got.sum(axis=1), top):
+        raise NotYet("the cells equal to 1 are missing: the top edge belongs to the last bin (as in "
+                     "numpy.histogram); clip the bin index to bins - 1")
+    own_range = np.stack([np.histogram(image, bins)[0] for image in images])
+    if np.array_equal(got, own_range):
+        raise NotYet("each image got its own bins, from its own smallest to largest value: give every image "
+                     "the same range, [0, 1]")
+    raise NotYet(_first_difference(got, want, "your histograms"))
+
+
+def _bincount_length(err: ValueError, expected: int) -> None:
+    """A bincount of the wrong length, found when the student's reshape to (images, bins) fails:
+    short, it lacks minlength (it counts up to the largest index only); long, a 1 went past the last bin."""
+    size = re.search(r"size (\d+)", str(err))  # NumPy's and CuPy's words
+    if "reshape" not in str(err) or size is None:
+        return
+    if int(size[1]) < expected:
+        raise NotYet(f"bincount returned {size[1]} counts, fewer than images x bins = {expected}: it counts up to "
+                     "the largest bin index only, and the last bins are empty. Give it minlength=images * bins") from None
+    raise NotYet(f"bincount returned {size[1]} counts, more than images x bins = {expected}: a value of 1 gives the "
+                 "bin int(1 * bins) = bins, one past the last bin. Clip the bin index to bins - 1 (xp.minimum), as "
+                 "numpy.histogram counts the top edge in the last bin") from None
+
+
+def _counts(index: np.ndarray, bins: int) -> np.ndarray:
+    """Each image's counts of the bin indices `index` (images, rows, cols)."""
+    return np.stack([np.bincount(image.ravel(), minlength=bins)[:bins] for image in index])
+
+
+# --- Exercise: masks and integer-array indexing -------------------------------------------------------
+
+def bright_cells(student, device_type: type | None = None, to_device=np.asarray) -> None:
+    """`student(image, threshold)` must return the (row, col) of each cell above `threshold`, shape
+    (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
+    image = batch(images=1)[0]
+    threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
+    with _their_errors((IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
+                        "edge ({message}). Index it with two integer arrays, the rows first, then the columns: "
+                        "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)")):
+        result = student(to_device(image), threshold)
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise NotYet("return a pair: (coordinates, values)")
+    coordinates = _to_numpy(result[0], "your coordinates", device_type)
+    values = _to_numpy(result[1], "your values", device_type)
+    want, want_values = analysis.bright_cells(image, threshold)
+    if coordinates.shape == image.shape:
+        raise NotYet("your coordinates are the mask itself: the coordinates of its True cells are "
+                     "xp.argwhere(mask), one (row, col) per cell")
+    if coordinates.shape == want.T.shape and coordinates.shape != want.shape:
+        raise NotYet(f"your coordinates have shape {coordinates.shape}, one row per axis (as nonzero gives them): "
+                     "return one (row, col) per cell, shape (cells, 2) (argwhere)")
+    at_threshold = int((image == np.float32(threshold)).sum())
+    if len(coordinates) == len(want) + at_threshold:
+        raise NotYet("you kept the cells exactly on the threshold: above means v > threshold, not >=")
+    if coordinates.shape != want.shape:
+        raise NotYet(f"your coordinates have shape {coordinates.shape}, expected (cells, 2) = {want.shape}")
+    if np.array_equal(coordinates, want[:, ::-1]):
+        raise NotYet("your coordinates are (col, row): the first index is the row")
+    if np.array_equal(coordinates, np.argwhere(image.T > threshold)):
+        raise NotYet("your coordinates are (col, row), those of the transposed image, column after column: take "
+                     "xp.argwhere of the image itself, one (row, col) per cell, row after row")
+    if not np.array_equal(coordinates, want):
+        raise NotYet("your coordinates are not those of the cells above the threshold, in row-major order "
+                     "(xp.argwhere gives that order)")
+    if values.shape != want_values.shape or not np.array_equal(values, want_values):
+        raise NotYet("your values are not V at your coordinates: index the image with the two integer arrays, "
+                     "image[rows, cols]")
+    ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
+       "in row-major order, and their values")
+
+
+# --- Exercise: deciles by sorting, classes by binary search -------------------------------------------
+
+#: The library functions that find a class by binary search.
+_BINARY_SEARCHES = ("searchsorted", "digitize")
+
+
+@contextlib.contextmanager
+def _binary_searches(device_type):
+    """The calls of the student's library's binary searches while the student runs (a list)."""
+    import importlib
+
+    module = importlib.import_module(device_type.__module__.split(".")[0] if device_type is not None else "numpy")
+    calls, originals = [], {name: getattr(module, name) for name in _BINARY_SEARCHES}
+
+    def watched(name):
+        def call(*args, **kwargs):
+            calls.append(name)
+            return originals[name](*args, **kwargs)
+        return call
+
+    for name in originals:
+        setattr(module, name, watched(name))
+    try:
+        yield calls
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
+def _names_used(function) -> set[str]:
+    """The attribute and global names the function's code (nested code included) uses: a method
+    call (edges.searchsorted) is not seen by `_binary_searches`."""
+    codes, names = [getattr(function, "__code__", None)], set()
+    while codes:
+        code = codes.pop()
+        if code is not None:
+            names.update(code.co_names)
+            codes += [c for c in code.co_consts if hasattr(c, "co_code")]
+    return names
+
+
+def deciles(student, device_type: type | None = None, to_device=np.asarray) -> None:
+    """`student(images)` must return the nine deciles of V over the batch (by sorting: the value at
+    index floor(q (n - 1)) of the sorted values) and each cell's decile class, 0 to 9, by a binary
+    search among them (a cell equal to an edge in the class above it)."""
+    images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
+    with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
+                        "np.floor(q * (n - 1)).astype(int)")), _binary_searches(device_type) as searches:
+        result = student(to_device(images))
+    if not isinstance(result, tuple) or len(result) != 2:
+        raise NotYet("return a pair: (edges, classes)")
+    edges = _to_numpy(result[0], "your edges", device_type)
+    classes = _to_numpy(result[1], "your classes", device_type)
+    want, want_classes = analysis.deciles(images)
+    ordered = np.sort(images.ravel())
+    n = ordered.size
+    if edges.shape == (len(images), 9):
+        raise NotYet("deciles per image: the deciles are of the whole batch, all its values sorted together")
+    if edges.shape != want.shape:
+        raise NotYet(f"your edges have shape {edges.shape}, expected the nine deciles, {want.shape}")
+    if not np.array_equal(edges, want):
+        if np.allclose(edges, np.percentile(images, 100 * analysis.DECILES)):
+            raise NotYet("your edges are interpolated between two values (numpy.percentile's default): take the "
+                         "sorted values at index floor(q (n - 1))")
+        if np.array_equal(edges, ordered[np.minimum((analysis.DECILES * n).astype(int), n - 1)]):
+            raise NotYet("index q n is one too far: with n values the last index is n - 1, so q (n - 1)")
+        at = np.floor(analysis.DECILES * (n - 1)).astype(int)
+        if np.array_equal(edges, images.ravel()[at]):
+            raise NotYet("your edges are taken from the values as they are: sort them first")
+        if any(np.array_equal(edges, np.sort(images, axis=axis).ravel()[at]) for axis in (0, 1, 2)):
+            raise NotYet("you sorted along one axis only, so the values are sorted in pieces: sort all the batch's "
+                         "values together, xp.sort(images.ravel())")
+        if np.array_equal(edges, ordered[np.round(analysis.DECILES * (n - 1)).astype(int)]):
+            raise NotYet("your indices are rounded to the nearest: round down, floor(q (n - 1))")
+        if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
+            raise NotYet("percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES")
+        raise NotYet(_first_difference(edges, want, "your edges"))
+    if classes.shape != images.shape:
+        raise NotYet(f"your classes have shape {classes.shape}, expected one per cell, {images.shape}")
+    if not np.array_equal(classes, want_classes):
+        if np.array_equal(classes, np.searchsorted(want, images, side="left")):
+            raise NotYet("the cells equal to an edge went to the class below it: search with side='right'")
+        raise NotYet(_first_difference(classes, want_classes, "your classes"))
+    if not searches and not _names_used(student) & set(_BINARY_SEARCHES):
+        raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
+                     "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
+    ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
+       "an edge in the class above")
+
+
+# --- Exercise: the similarity matrix ---------------------------------------------------------------------
+
+def similarity(student, device_type: type | None = None, to_device=np.asarray) -> None:
+    """`student(images)` must return the cosine similarity of every pair of images, (images, images):
+    one matrix product of the images as rows, divided by their norms."""
+    images = batch(images=7)
+    count = len(images)
+    with _their_errors((ValueError, "matmul|mismatch|not aligned|could not be broadcast",
+                        "the images are (images, rows, cols), so @ multiplies them image by image ({message}): make "
+                        "each image a row first, rows = images.reshape(len(images), -1), then rows @ rows.T")):
+        got = _returned(student(to_device(images)), "your similarity matrix", device_type)
+    want = analysis.similarity(images)
+    rows = images.reshape(count, -1).astype(np.float64)
+    gram = rows @ rows.T
+    norms = np.sqrt(np.diag(gram))
+    if got.shape == (rows.shape[1],) * 2:
+        raise NotYet(f"your matrix is {got.shape[0]} x {got.shape[1]}: it compares cells, not images. With one "
+                     "image a row, the product is rows @ rows.T")
+    if got.shape != want.shape:
+        raise NotYet(f"your matrix has shape {got.shape}, expected (images, images) = {want.shape}")
+    if _close(got, gram, 1e-4):
+        raise NotYet("that is the Gram matrix: divide by the two images' norms, "
+                     "gram / (norms[:, None] * norms[None, :])")
+    if _close(got, gram / norms[:, None], 1e-4) or _close(got, gram / norms[None, :], 1e-4):
+        raise NotYet("divided by one image's norm only: by both, broadcast as norms[:, None] * norms[None, :]")
+    if _close(got, gram / (norms[:, None] * norms[None, :]) ** 2, 1e-4):
+        raise NotYet("you divided by the squared norms (the Gram matrix's diagonal): the norms are its square roots")
+    if not _close(got, want, 1e-4):
+        raise NotYet(_first_difference(got, want, "your similarity"))
+    _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
+    ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}")
+

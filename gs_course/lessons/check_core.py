@@ -1,0 +1,389 @@
+"""The checkers' common ground: the hint (`NotYet`) and the tick (`ok`), the comparison that
+names a mistake (`compare`), how a student's function is called (host round trips watched,
+`empty` outputs NaN, common errors told as one line), JAX's traced programs, and what the GPU
+checkers share (the trial of a kernel in a child process, CUDA's errors as hints).
+
+In IPython (Jupyter) a `NotYet` shows as its hint alone, without the traceback through this module;
+the cell still fails, so `Run all` and nbval stop there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+from .legate_check import library_calls_in_tasks
+from .notebooks import YOUR_TURN_MESSAGE
+from ..parameters import Parameters
+from ..backends import probe
+
+#: Odd, non-square, different each time: a right answer cannot depend on the grid.
+PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
+
+
+class NotYet(AssertionError):
+    """The answer is not right yet; the message says why."""
+
+
+def _show_hints_alone() -> None:
+    """In an IPython kernel, a NotYet shows as one line: the hint (the cell still fails)."""
+    ipython = sys.modules.get("IPython")
+    shell = ipython.get_ipython() if ipython is not None else None
+    if shell is None or NotYet in shell.custom_exceptions:
+        return
+    others, their_handler = shell.custom_exceptions, shell.CustomTB  # IPython keeps one handler: share it
+
+    def show(shell, etype, value, tb, tb_offset=None):
+        if not issubclass(etype, NotYet):
+            return their_handler(etype, value, tb, tb_offset)
+        hint = [f"\N{BALLOT X} {value}"]
+        shell._showtraceback(etype, value, hint)  # IPython ignores what a handler returns here
+        return hint
+
+    shell.set_custom_exc((*others, NotYet), show)
+
+
+_show_hints_alone()
+
+
+def ok(message: str) -> None:
+    """The line a right answer gets."""
+    print(f"\N{CHECK MARK} {message}")
+
+
+def _grid(rng) -> tuple[int, int]:
+    return int(rng.integers(17, 40)) * 2 + 1, int(rng.integers(20, 45)) * 2 + 1
+
+
+def _to_numpy(result, what: str, device_type: type | None) -> np.ndarray:
+    if device_type is not None and isinstance(result, np.ndarray):
+        raise NotYet(f"{what} is a NumPy array: it went back to the host. Keep it on the device "
+                     f"({device_type.__module__.split('.')[0]} arrays all the way)")
+    if result is None:
+        raise NotYet(f"{what} is None: end the function with return ...")
+    if hasattr(result, "__cuda_array_interface__") and hasattr(result, "get"):
+        return result.get()  # CuPy copies to the host only when asked to
+    if isinstance(result, (tuple, list)):
+        raise NotYet(f"{what} is a {type(result).__name__} of {len(result)}: return one array")
+    return np.asarray(result)
+
+
+def _close(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
+    return got.shape == want.shape and bool(np.allclose(got, want, rtol=0, atol=atol))
+
+
+def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=()) -> None:
+    """`got` must have `want`'s shape, dtype float32 and values to `atol`. `mistakes`: (value a
+    common mistake gives, what it is), tried in order when the values are off, so that the hint
+    names the mistake instead of a distance."""
+    if got.shape != want.shape:
+        raise NotYet(f"{what} has shape {got.shape}, expected {want.shape}")
+    if got.dtype != np.float32:
+        raise NotYet(f"{what} has dtype {got.dtype}, expected float32 (the course computes in float32)")
+    wrong = ~np.isclose(got, want, rtol=0, atol=atol)
+    if not wrong.any():
+        return
+    unwritten = np.isnan(got) & ~np.isnan(want)
+    if unwritten.all():
+        raise NotYet(f"{what} was never written: it still holds what its array held before")
+    if not got.any() and want.any():  # a task's output is handed over fresh: zeros, whatever was in it
+        raise NotYet(f"{what} holds zeros only: it was never written (an array from empty_like or zeros that "
+                     "nothing filled; a task writes its outputs through np.asarray(u_out)[:] = ...)")
+    for value, mistake in mistakes:
+        if _close(got, np.asarray(value, np.float64), max(atol, 1e-4)):
+            raise NotYet(f"{what} is off: {mistake}")
+    border = np.zeros(want.shape, bool)
+    border[[0, -1], :] = border[:, [0, -1]] = True
+    where = np.unravel_index(np.argmax(np.where(wrong, np.abs(got - want), -1)), want.shape)
+    detail = (f"{what} is off the reference at {wrong.sum()} of {wrong.size} cells, the worst at "
+              f"{tuple(int(i) for i in where)} by {abs(got[where] - want[where]):.3g}")
+    if unwritten.any():
+        detail += f"; {unwritten.sum()} cells were never written (they still hold what the array held)"
+    elif wrong[border].all() and not wrong[~border].any():
+        detail += ("; only the border is wrong: cells at the border have fewer neighbours (6 on an edge, "
+                   "4 in a corner), neighbours outside the grid are left out of the sum")
+    raise NotYet(detail)
+
+
+# How the functions are called: copies in, the returned shape checked before anything else.
+
+def _pair(got, what: str):
+    """(u, v) from what a step or a time loop returned, or the hint for what it returned instead."""
+    if isinstance(got, (tuple, list)) and len(got) == 2:
+        return got
+    if got is None:
+        raise NotYet(f"{what} returned None: it must return a pair, end it with return u, v")
+    shape = getattr(got, "shape", None)
+    if shape is not None and len(shape) == 3 and shape[0] == 2:
+        raise NotYet(f"{what} returned one array of shape {tuple(shape)}: it must return a pair, return u, v "
+                     "(two arrays, not stacked)")
+    kind = f"{type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
+    raise NotYet(f"{what} returned {'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}: it must return a pair, return u, v")
+
+
+def _changed(passed, originals) -> bool:
+    """Whether the function changed the arrays it was given (in place)."""
+    return any(not np.array_equal(_to_numpy(p, "", None), o, equal_nan=True) for p, o in zip(passed, originals))
+
+
+def _changed_note(changed: bool, what: str) -> str:
+    return (f" (your {what} changed its inputs in place: right here, but the caller's arrays changed too)"
+            if changed else "")
+
+
+def _jax(device_type):
+    """JAX where the exercise is JAX's (its functions are then traced as jax.jit would), else None."""
+    if device_type is not None and device_type.__module__.split(".")[0] == "jax":
+        import jax
+
+        return jax
+    return None
+
+
+def _jaxpr(jax, function, args, what: str, hints=()):
+    """The program jax.jit makes of `function`, or the hint for why it cannot make one."""
+    with their_errors(what, hints):
+        return jax.make_jaxpr(function)(*args)
+
+
+def _equations(jaxpr):
+    """Every equation of a jaxpr, those of the programs nested in it (jit, loops) included."""
+    for eqn in jaxpr.eqns:
+        yield eqn
+        for value in eqn.params.values():
+            for inner in value if isinstance(value, (tuple, list)) else (value,):
+                inner = getattr(inner, "jaxpr", inner)
+                if hasattr(inner, "eqns"):
+                    yield from _equations(inner)
+
+
+#: Conversions of arrays smaller than this are a library's own bookkeeping (cuPyNumeric's `roll`
+#: turns its shift tuple into an array and back), not a grid's round trip: the checkers' grids are
+#: at least 35 x 41 cells.
+_BOOKKEEPING_CELLS = 64
+
+
+def _library(device_type) -> str | None:
+    return device_type.__module__.split(".")[0] if device_type is not None else None
+
+
+#: Set while a checker's own code, run inside the student's function (a kernel's launcher), copies
+#: arrays to the host: those copies are not the student's.
+_CHECKER = threading.local()
+
+
+@contextlib.contextmanager
+def _checkers_own_copies():
+    _CHECKER.copies = True
+    try:
+        yield
+    finally:
+        _CHECKER.copies = False
+
+
+@contextlib.contextmanager
+def _no_host_round_trip(device_type, what: str):
+    """A copy of a device array to the host, while the student runs: cuPyNumeric converts silently
+    (np.asarray, a NumPy function it does not take over), so its `__array__` is watched; CuPy
+    refuses an implicit conversion but copies when asked (`a.get()`, `cupy.asnumpy`), so its `get`
+    is watched. JAX is traced instead (`_jaxpr`)."""
+    library = _library(device_type)
+    name = {"cupy": "get"}.get(library, "__array__")
+    convert = getattr(device_type, name, None) if library not in (None, "jax") else None
+    if convert is None:
+        yield
+        return
+    calls, own = [], name in vars(device_type)
+
+    def watched(self, *args, **kwargs):
+        if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
+            calls.append(self.shape)
+        return convert(self, *args, **kwargs)
+
+    try:
+        setattr(device_type, name, watched)
+    except TypeError:  # a type that cannot be changed: not watched
+        yield
+        return
+    try:
+        yield
+    finally:
+        if own:
+            setattr(device_type, name, convert)
+        else:  # inherited (CuPy's get is its base class's): the base's shows again
+            delattr(device_type, name)
+    if calls:
+        how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
+               f"np.asarray, or a NumPy function that {library} does not take over, and back")
+        raise NotYet(f"{what} copies arrays to the host ({len(calls)} times: {how}): a round trip through the "
+                     f"host at every call. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
+                     ".pad, .roll...), which keep the arrays on the device")
+
+
+@contextlib.contextmanager
+def _unwritten_as_nan(device_type):
+    """`empty` and `empty_like` of the student's library fill float arrays with NaN while the
+    student runs: an output made with them and never written then shows as such (`compare`), where
+    it would hold zeros or an earlier array's values."""
+    import importlib
+
+    library = _library(device_type) or "numpy"
+    if library == "jax":
+        yield
+        return
+    module = importlib.import_module(library)
+    originals = {name: getattr(module, name) for name in ("empty", "empty_like") if hasattr(module, name)}
+
+    def filled(original):
+        def make(*args, **kwargs):
+            made = original(*args, **kwargs)
+            if np.dtype(made.dtype).kind == "f":
+                made.fill(np.nan)
+            return made
+        return make
+
+    for name, original in originals.items():
+        setattr(module, name, filled(original))
+    try:
+        yield
+    finally:
+        for name, original in originals.items():
+            setattr(module, name, original)
+
+
+#: Errors that common mistakes raise inside the student's function, and the line each gets:
+#: (exception types, pattern of the message, hint; {what} is the function, {shapes} the shapes
+#: the message names).
+_KNOWN_ERRORS = (
+    (TypeError, "Implicit conversion to a NumPy array is not allowed",
+     "{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does not take over): use "
+     "cupy's functions (xp.pad...), which keep it on the GPU"),
+    (AttributeError, r"'Parameters' object has no attribute",
+     "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)"),
+    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
+                              r"operands could not be",
+     "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
+     "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]"),
+    (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
+     "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
+     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry"),
+    (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
+     "{what}: the loop's body must return its carry as it got it, a tuple (u, v) of the same shapes and dtypes "
+     "(not a list, not one array)"),
+    (NotImplementedError, r"Only support mode='same'",
+     "{what}: cnp.convolve computes mode='same' only (the result the grid's size): cnp.convolve(a, window, "
+     "mode='same')"),
+)
+
+
+def _shapes(message: str) -> str:
+    shapes = re.findall(r"\(\d+(?:,\s*\d+)*,?\)", message)
+    return " and ".join(dict.fromkeys(s.replace(" ", "") for s in shapes)) or "see the error"
+
+
+@contextlib.contextmanager
+def their_errors(what: str, hints=()):
+    """An error raised in the student's function by a common mistake becomes that mistake's line,
+    shown alone: `hints` (the exercise's own, tried first) then `_KNOWN_ERRORS`, each
+    (exception types, pattern of the message, hint). JAX's errors of a function that needs values
+    under jit are told as such. Any other error shows as it is."""
+    try:
+        yield
+    except NotYet:
+        raise
+    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
+        jax = sys.modules.get("jax")
+        if jax is not None:
+            _jax_error_as_hint(jax, err, what)
+        message = str(err)
+        for kind, pattern, hint in (*hints, *_KNOWN_ERRORS):
+            if isinstance(err, kind) and re.search(pattern, message):
+                first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+                raise NotYet(hint.format(what=what, shapes=_shapes(message), message=first[:200])) from None
+        raise
+
+
+def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
+    errors = jax.errors
+    if isinstance(err, errors.TracerArrayConversionError):
+        raise NotYet(f"{what} does not run under jax.jit: it hands a JAX array to NumPy (np.pad, np.roll, "
+                     "np.asarray...), which needs its values on the host. Use jnp's functions") from None
+    if isinstance(err, (errors.ConcretizationTypeError, errors.TracerBoolConversionError,
+                        errors.TracerIntegerConversionError)):
+        raise NotYet(f"{what} does not run under jax.jit: it needs an array's value in Python (if, float(), "
+                     "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
+
+
+def _call(student, args, device_type, what: str, hints=()):
+    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints."""
+    if _library(device_type) == "cupynumeric":
+        hint = library_calls_in_tasks(student)
+        if hint:
+            raise NotYet(hint)
+    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints):
+        return student(*args)
+
+
+_CONTEXT_LOST = ("The GPU's context is lost: from now on every GPU cell fails. Restart the notebook's kernel "
+                 "(Kernel > Restart Kernel), then run the cells from the top")
+
+
+def _gpu_cupy(what: str):
+    """CuPy where it runs on a GPU here; else None, after saying what is not checked and why."""
+
+    found = probe("cupy")
+    if not found.ok:
+        print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy ({found.reason})")
+        return None
+    import cupy
+
+    return cupy
+
+
+def _refuse_the_placeholder(student) -> None:
+    """The "your turn" error of a student function still unwritten, without calling it: where a
+    GPU-only checker cannot run the function, the student still learns that it is not written."""
+    if YOUR_TURN_MESSAGE in student.__code__.co_consts:
+        raise NotImplementedError(YOUR_TURN_MESSAGE)
+
+
+@contextlib.contextmanager
+def _gpu_errors_as_hints(cupy):
+    """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback; a kernel that
+    touched memory outside its arrays told as such, with what it costs (the context is lost)."""
+    try:
+        yield
+    except cupy.cuda.compiler.CompileException as err:
+        lines = [line.strip() for line in str(err).splitlines() if "error" in line]
+        raise NotYet("your kernel does not compile:\n" + "\n".join(lines[:5] or str(err).splitlines()[:5])) from None
+    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as err:
+        # CUDA names a wild access in several ways (an illegal address, an invalid address space, a launch failure)
+        raise NotYet(f"your kernel failed on the GPU ({err}): most often it reads or writes outside its arrays, at the "
+                     f"border or with an index far too large. {_CONTEXT_LOST}") from None
+
+
+def trial_in_a_child(trial: str, body: str) -> None:
+    """Run the student's kernel once in a separate process first (`trial`, "module:function", is
+    called there with `body`): a kernel that touches memory far outside its arrays, or never ends,
+    costs that process its GPU context, not the notebook's. Any failure of the child is the
+    kernel's: CUDA names a wild access in several ways (an illegal address, an invalid address
+    space, a launch failure...), and a kernel that does not compile is left to the notebook's
+    process, which reports the compiler's lines."""
+    module, function = trial.split(":")
+    code = f"import sys; from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]} as m; m.{function}(sys.stdin.read())"
+    try:
+        child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=60)
+    except subprocess.TimeoutExpired:
+        raise NotYet("your kernel did not finish within 60 s on a small input: a loop that never ends?") from None
+    if child.returncode != 0:
+        last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
+        raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "
+                     "or writes outside its arrays, most often at the border or with an index far too large "
+                     f"({last[:160]})")
+
+

@@ -1,0 +1,391 @@
+"""Answer checkers for the exercises: each tests a student's function on fresh random inputs
+against the reference and says precisely what is wrong.
+
+Every checker prints one line starting with a tick when the answer is right (`ok`), and raises
+`NotYet` with a hint otherwise. The hint names the mistake where it is a common one (the start
+state returned, one step too few, U for V, dt on some terms only, the border's window counts, a
+wrong return shape), and the technique is checked as well as the values: with JAX the function must
+run under `jax.jit` (the time loop and the images one loop on the device, the pairs one `vmap`),
+with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
+from a second thread. Inputs are copies: a function that changes its arguments in place is judged
+on what it returns.
+
+The notebooks call them through `gs_course.lessons.checkers`; their common ground (NotYet, compare, how a
+function is called) is `gs_course.lessons.check_core`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from ..model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step, window_counts
+from ..parameters import Parameters
+from .. import output
+from ..backends import create
+from ..output import read_frames
+
+
+# The mistakes the checkers recognise, as the values they give (float64, like the reference).
+
+def _window_sum(a: np.ndarray, mode: str) -> np.ndarray:
+    rows, cols = a.shape
+    padded = np.pad(a, 1, mode=mode)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+
+
+#: Laplacians with the border handled otherwise than the model, and what each is.
+_BORDER_MISTAKES = (
+    (lambda a: _window_sum(a, "constant") - 9 * a,
+     "cells at the border have fewer neighbours: subtract each cell's own window count (model.window_counts: "
+     "9 inside, 6 on an edge, 4 in a corner), not 9"),
+    *((lambda a, mode=mode, counted=counted: _window_sum(a, mode) - (window_counts(*a.shape) if counted else 9) * a,
+       hint) for mode, hint in (("wrap", "neighbours outside the grid are wrapped around from the other side "
+                                         "(np.roll?): leave them out of the sum"),
+                                ("edge", "neighbours outside the grid are copied from the edge: leave them out "
+                                         "of the sum"))
+      for counted in (False, True)),
+)
+
+
+def _nearest_four(a: np.ndarray) -> np.ndarray:
+    """The sum of each cell's four nearest neighbours (no diagonals), those outside the grid left out."""
+    padded = np.pad(a, 1)
+    return padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+
+
+_FIVE_POINT = ("it is the five-point stencil (the four nearest neighbours): the model sums over the 3 x 3 "
+               "window, all eight neighbours, the diagonals included")
+
+
+def _laplacian_mistakes(a: np.ndarray):
+    yield from ((wrong(a), hint) for wrong, hint in _BORDER_MISTAKES)
+    for counts in (_nearest_four(np.ones_like(a)), 4):  # each cell's own count of neighbours, or 4 everywhere
+        yield _nearest_four(a) - counts * a, _FIVE_POINT
+    yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
+    yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+
+
+def _step_with(u, v, p, laplacian=reference_laplacian, dt_feed=None, dt_reaction=None, dt_diffusion=None):
+    """One step with dt on each group of terms as given (p.dt where not given)."""
+    dt_feed, dt_reaction, dt_diffusion = (p.dt if x is None else x for x in (dt_feed, dt_reaction, dt_diffusion))
+    uvv = u * v * v
+    return (u + dt_diffusion * p.du * laplacian(u) + dt_reaction * -uvv + dt_feed * p.feed * (1 - u),
+            v + dt_diffusion * p.dv * laplacian(v) + dt_reaction * uvv - dt_feed * (p.feed + p.kill) * v)
+
+
+def _step_mistakes(u, v, p):
+    """(u_next, v_next) of the common wrong steps, and what each is."""
+    right = reference_step(u, v, p)
+    every_term = "multiply every term of the update by dt"
+    yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
+    yield right[::-1], "U and V are swapped: return u_next, v_next in that order"
+    yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
+    groups = ("feed", "reaction", "diffusion")
+    for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
+        without = {f"dt_{g}": 1.0 for g in groups if g not in with_dt}
+        yield (_step_with(u, v, p, **without),
+               f"it is what dt on the {' and '.join(with_dt)} terms only gives (none on the "
+               f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
+    yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
+    yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
+    for wrong, hint in _BORDER_MISTAKES:
+        yield _step_with(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
+    for counts in (_nearest_four(np.ones_like(u)), 4):
+        yield _step_with(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
+
+
+#: The parameters a function uses when it reads the notebook's `params` (the course's defaults)
+#: instead of the `p` it is given.
+_DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the parameters your function is "
+                       "given (p), not the notebook's params")
+
+
+def _state_mistakes(rows, cols, steps):
+    """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
+    uses the default parameters."""
+    yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
+    yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
+    yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
+    yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
+
+
+def _per_array(mistakes, index: int):
+    return [(pair[index], hint) for pair, hint in mistakes]
+
+
+# The checkers.
+
+def on_device(*arrays, expected, device_type: type) -> None:
+    """Each array must be a float32 array of `device_type` (on the device) holding the values of
+    the host array at the same place in `expected`."""
+    hosts = [np.asarray(e) for e in expected]
+    if len(arrays) != len(hosts):
+        raise NotYet(f"{len(arrays)} arrays given for {len(hosts)} host arrays")
+    for i, (a, host) in enumerate(zip(arrays, hosts)):
+        if not isinstance(a, device_type):
+            raise NotYet(f"array {i} is a {type(a).__module__}.{type(a).__name__}, not on the device: "
+                         f"copy it there once ({device_type.__module__.split('.')[0]})")
+        if a.shape != host.shape or a.dtype != np.float32:
+            raise NotYet(f"array {i} has shape {a.shape} and dtype {a.dtype}, expected {host.shape} float32")
+        values = _to_numpy(a, f"array {i}", None)
+        if not np.array_equal(values, host):
+            others = [j for j, other in enumerate(hosts) if j != i and np.array_equal(values, other)]
+            if others:
+                raise NotYet(f"array {i} holds the values of host array {others[0]}: copy each host array to its "
+                             "own device array (u from u0, v from v0)")
+            raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
+                         "an array left from an earlier cell holds other values")
+    ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
+
+
+def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
+    the grid left out."""
+    rng = np.random.default_rng()
+    jax = _jax(device_type)
+    for _ in range(3):
+        a = rng.random(_grid(rng), dtype=np.float32)
+        want = reference_laplacian(a.astype(np.float64))
+        passed = to_device(a.copy())
+        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian"), "your Laplacian", device_type)
+        compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
+        if _changed((passed,), (a,)):
+            raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
+    if jax is not None:
+        _jaxpr(jax, student, (to_device(a),), "your Laplacian")
+    ok("laplacian: right on three random odd, non-square grids, border included"
+       + (", runs under jax.jit" if jax else ""))
+
+
+def step(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(u, v, params)` must return (u, v) after one step of the model, dt on every term."""
+    rng = np.random.default_rng()
+    rows, cols = _grid(rng)
+    u, v = (rng.random((rows, cols), dtype=np.float32) for _ in range(2))
+    u64, v64 = u.astype(np.float64), v.astype(np.float64)
+    want = reference_step(u64, v64, PARAMS)
+    passed = (to_device(u.copy()), to_device(v.copy()))
+    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step"), "your step")
+    changed = _changed(passed, (u, v))
+    mistakes = list(_step_mistakes(u64, v64, PARAMS))
+    for index, (name, g, w) in enumerate(zip("uv", got, want)):
+        g = _to_numpy(g, f"your {name}_next", device_type)
+        try:
+            compare(g, w.astype(np.float32), f"your {name}_next", 1e-5, _per_array(mistakes, index))
+        except NotYet as err:
+            if changed:
+                raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
+                             "given, then change them (or return new arrays)") from None
+            raise
+    jax = _jax(device_type)
+    if jax is not None:
+        _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
+    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step"))
+
+
+def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(u, v, params, steps)` must return (u, v) after `steps` steps. With JAX, the loop
+    must be one loop on the device (fori_loop or scan), not a Python loop traced step by step."""
+    rows, cols = _grid(np.random.default_rng())
+    steps = 100
+    u0, v0 = initial_state(rows, cols)
+    jax = _jax(device_type)
+    if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
+        program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
+                         "your time loop")
+        operations = len(list(_equations(program.jaxpr)))
+        looped = any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr))
+        if not looped and operations > steps:  # more operations than steps: the steps are unrolled
+            raise NotYet(f"your time loop unrolls into {operations} operations: it is a Python loop traced step by "
+                         "step. Use lax.fori_loop so that one loop runs on the device (XLA would take minutes to "
+                         "compile the unrolled steps)")
+    got = _pair(_call(student, (to_device(u0.copy()), to_device(v0.copy()), PARAMS, steps), device_type,
+                      "your time loop"), "your time loop")
+    want = reference_run(rows, cols, steps, PARAMS)
+    mistakes = list(_state_mistakes(rows, cols, steps))
+    mistakes.append((want[::-1], "U and V are swapped: return u, v in that order"))
+    for index, (name, g, w) in enumerate(zip("uv", got, want)):
+        compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
+                PARITY_ATOL, _per_array(mistakes, index))
+    ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else ""))
+
+
+def _images_array(got, what: str, device_type):
+    if isinstance(got, tuple) and len(got) == 2 and len(getattr(got[1], "shape", ())) == 3:
+        raise NotYet(f"{what} are a pair: lax.scan returns (carry, stacked); return the stacked images only")
+    if got is None:
+        raise NotYet(f"{what} are None: end the function with return and the images")
+    return _to_numpy(got, what, device_type)
+
+
+def images(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+    """`student(u, v, params, nbimage, nbextrastep)` must return the V images, shape
+    (nbimage, rows, cols), image i after (i + 1) x nbextrastep steps. With JAX, one lax.scan over
+    the images must make them."""
+    rows, cols = _grid(np.random.default_rng())
+    nbimage, nbextrastep = 5, 7
+    u0, v0 = initial_state(rows, cols)
+    args = (PARAMS, nbimage, nbextrastep)
+    got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
+                              "your images"), "your images", device_type)
+    _compare_images(got, rows, cols, nbimage, nbextrastep)
+    jax = _jax(device_type)
+    if jax is not None:
+        program = _jaxpr(jax, lambda u, v: student(u, v, *args), (to_device(u0), to_device(v0)), "your images")
+        if not any(e.primitive.name == "scan" and _makes_shape(e, (nbimage, rows, cols))
+                   for e in _equations(program.jaxpr)):
+            raise NotYet(f"your images are right but not made by one lax.scan over the {nbimage} images (a Python "
+                         "loop?): scan one_image, which returns ((u, v), v), then return the stacked images")
+    ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
+
+
+def _makes_shape(eqn, shape: tuple) -> bool:
+    """Whether an equation outputs an array of that shape. Read from the outputs' types, not from
+    the equation's params, whose names change between JAX versions (scan's num_carry, present in
+    0.10, is gone in 0.11): a scan whose outputs include the images stacked is the scan over them."""
+    return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
+
+
+def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
+    if got.shape != (nbimage, rows, cols):
+        raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
+    for i in range(nbimage):
+        steps = (i + 1) * nbextrastep
+        u, v = reference_run(rows, cols, steps, PARAMS)
+        mistakes = [(reference_run(rows, cols, i * nbextrastep, PARAMS)[1],
+                     f"it is V after {i} x nbextrastep steps: image i holds V after (i + 1) x nbextrastep steps"),
+                    (u, "it is U: store V")]
+        mistakes += _per_array(_state_mistakes(rows, cols, steps), 1)
+        compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes)
+
+
+#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant.
+_BATCH_ERRORS = (
+    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
+     "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
+     "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
+)
+
+
+def batch(student, device_type: type | None = None) -> None:
+    """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
+    (feed, kill) pair: shape (pairs, rows, cols). With JAX, the pairs must be one vmap, not a
+    Python loop: the program must not grow with the number of pairs."""
+    feeds = np.array([0.022, 0.03, 0.046], np.float32)
+    kills = np.array([0.051, 0.06, 0.063], np.float32)
+    rows, cols, steps = 33, 41, 60
+    got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
+                    "your batch", device_type)
+    if got.shape != (len(feeds), rows, cols):
+        raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
+    for i, (f, k) in enumerate(zip(feeds, kills)):
+        p = Parameters(feed=float(f), kill=float(k))
+        u, v = reference_run(rows, cols, steps, p)
+        _, swapped = reference_run(rows, cols, steps, Parameters(feed=float(k), kill=float(f)))
+        compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
+                [(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair")])
+    jax = _jax(device_type)
+    if jax is not None:
+        sizes = [len(list(_equations(_jaxpr(jax, lambda: student(feeds[:n], kills[:n], rows, cols, steps), (),
+                                            "your batch", _BATCH_ERRORS).jaxpr))) for n in (2, 3)]
+        if sizes[1] > sizes[0]:
+            raise NotYet(f"your batch is right, but its program grows with the pairs ({sizes[0]} operations for 2, "
+                         f"{sizes[1]} for 3): a Python loop over the pairs. Write one pair's run and jax.vmap it")
+    ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))
+
+
+@contextlib.contextmanager
+def _watched_writers():
+    """While the student runs: every FrameWriter and BackgroundWriter made, and the thread of each
+    image written. Afterwards, writers left open are closed (their threads end) and reported, so
+    that the checker never reads a file that a thread is still writing."""
+
+    seen = {"frames": [], "background": [], "threads": []}
+    patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"))
+    originals = {key: getattr(*key) for key in patched}
+
+    def frame_init(self, *args, **kwargs):
+        seen["frames"].append(self)
+        originals[output.FrameWriter, "__init__"](self, *args, **kwargs)
+
+    def frame_write(self, frame):
+        seen["threads"].append(threading.get_ident())
+        originals[output.FrameWriter, "write"](self, frame)
+
+    def background_init(self, *args, **kwargs):
+        seen["background"].append(self)
+        originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
+
+    for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init)):
+        setattr(cls, name, replacement)
+    threads_before = set(threading.enumerate())
+    seen["left_open"] = []
+    try:
+        yield seen
+    finally:
+        ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
+        started = set(threading.enumerate()) - threads_before - ours
+        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
+        for thread in started:  # still watched (their writes counted), before their writers are looked at
+            thread.join(timeout=1 if thread.daemon else 10)
+        for (cls, name), original in originals.items():
+            setattr(cls, name, original)
+        for writer in seen["background"]:
+            if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
+                seen["left_open"].append(writer)
+                with contextlib.suppress(Exception):  # the student's error, if any, is the one to show
+                    writer.close()
+        for writer in seen["frames"]:
+            if getattr(writer, "_file", None):  # None where its __init__ failed or has not finished
+                seen["left_open"].append(writer)
+                with contextlib.suppress(Exception):
+                    writer.close()
+
+
+#: h5py's words for an image of another shape than the file's: (rows, cols) it must be.
+_WRITE_ERRORS = (
+    ((TypeError, ValueError), r"[Cc]an't broadcast",
+     "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
+     "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+)
+
+
+def saved_images(student, backend: str, overlapped: bool = False) -> None:
+    """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
+    every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
+    and close the file. With `overlapped`, the images must be written from a second thread."""
+
+    rows, cols = _grid(np.random.default_rng())
+    nbimage, nbextrastep = 4, 7
+    caller = threading.get_ident()
+    simulation = create(backend, PARAMS, rows, cols)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "images.h5"
+        with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
+            student(simulation, path, nbimage, nbextrastep)
+        if seen["alive"]:
+            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
+                         "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
+        if seen["left_open"]:
+            raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
+                         "closing a BackgroundWriter also waits for the images still queued)")
+        if not path.is_file():
+            raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
+        frames, attributes = read_frames(path)
+    _compare_images(frames, rows, cols, nbimage, nbextrastep)
+    if not attributes.get("complete"):
+        raise NotYet("the file is not marked complete: close the writer (a with block does it)")
+    if overlapped and all(thread == caller for thread in seen["threads"]):
+        raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
+                     "second thread (wrap the FrameWriter in a BackgroundWriter)")
+    ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
+       + (", written by a second thread" if overlapped else ""))
+
+

@@ -1,0 +1,401 @@
+"""Checkers of tutorial 4's CUDA C: the ReductionKernel's expressions, the privatised histogram
+kernel and the bitonic sort step (the notebook calls them through `gs_course.lessons.analysis_check`).
+
+Each kernel is checked by its values: on an NVIDIA GPU with CuPy, tried first in a separate process
+(a wild pointer costs that process its GPU context, not the notebook's), then run; without one, its
+C is compiled and run on the CPU (`gs_course.lessons.cuda_on_cpu`: threads that meet at `__syncthreads()`,
+or that run one after another in both orders, so that a race shows). Where neither can run, the
+checker says "not checked", never ticks. What the values cannot show (a `__syncthreads()` that not
+every thread reaches, which may work by luck) is read from the code.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import analysis, cuda_on_cpu
+from .analysis_inputs import batch, close, first_difference
+from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
+from ..backends import probe
+
+
+def _spaceless(text: str) -> str:
+    return "".join(text.split())
+
+
+def _is_zero(expression: str) -> bool:
+    try:
+        return float(expression.strip().rstrip("fF")) == 0
+    except ValueError:
+        return False
+
+
+def _first_hint(mistakes: list[tuple[bool, str]]) -> str | None:
+    return next((hint for found, hint in mistakes if found), None)
+
+
+def _gpu():
+    """CuPy where it runs on a GPU here, else None (silently: the caller says what it does instead)."""
+
+    if not probe("cupy").ok:
+        return None
+    import cupy
+
+    return cupy
+
+
+def _not_checked(what: str, as_text=()) -> None:
+    """Where the kernel cannot run: the first mistake its code shows, else the line that says it
+    was not checked (never a tick)."""
+    hint = _first_hint(as_text)
+    if hint:
+        raise NotYet(hint)
+    print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler to run it on the CPU")
+
+
+# --- Which threads reach a __syncthreads() -------------------------------------------------------------
+
+#: The template's names that differ from thread to thread.
+_THREAD_NAMES = {"threadIdx", "first", "i", "partner"}
+
+
+def _thread_dependent(body: str) -> set[str]:
+    """The names whose values differ between the threads of a block: the template's, and every
+    variable assigned from one of them (followed until nothing changes)."""
+    names = set(_THREAD_NAMES)
+    assignments = re.findall(r"\b(\w+)\s*(?:\[[^\]]*\])?\s*[-+*/|&^]?=(?!=)\s*([^;]*)", body)
+    for name, header in re.findall(r"for\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=\s*([^;]*);", body):
+        assignments.append((name, header))
+    while True:
+        more = {name for name, value in assignments if set(re.findall(r"\w+", value)) & names} - names
+        if not more:
+            return names
+        names |= more
+
+
+def _governing(body: str, at: int) -> list[str]:
+    """The headers (if, for, while, else, and the start of the statement itself) that decide
+    whether the statement at position `at` of `body` runs."""
+    headers, stack, start = [], [], 0
+    for position, char in enumerate(body[:at]):
+        if char == "{":
+            stack.append(body[start:position])
+            start = position + 1
+        elif char == "}":
+            if stack:
+                stack.pop()
+            start = position + 1
+        elif char == ";" and not _inside_parentheses(body[start:position]):
+            start = position + 1
+    headers = [h for h in stack if re.search(r"\b(if|for|while|else|do)\b", h)]
+    statement = body[start:at]
+    if re.search(r"\b(if|for|while|else)\b", statement):
+        headers.append(statement)
+    return headers
+
+
+def _inside_parentheses(text: str) -> bool:
+    return text.count("(") > text.count(")")
+
+
+def divergent_barrier(body: str) -> bool:
+    """Whether some `__syncthreads()` of `body` may be reached by some threads of a block and not
+    others: under a condition (or in a loop) on a thread's own values, or after a `return` of some
+    threads. CUDA leaves that undefined (it may hang, or seem to work)."""
+    names = _thread_dependent(body)
+    barriers = [m.start() for m in re.finditer(r"__syncthreads\s*\(", body)]
+    for at in barriers:
+        for header in _governing(body, at):
+            if re.search(r"\belse\b", header) or set(re.findall(r"\w+", header)) & names:
+                return True
+        earlier_returns = [m.start() for m in re.finditer(r"\breturn\b", body[:at])]
+        if any(_governing(body, r) for r in earlier_returns):
+            return True
+    return False
+
+
+_DIVERGENT = ("a __syncthreads() that only some threads of the block reach (under a condition, or in a loop, on a "
+              "thread's own index): every thread of the block must reach each one. Put it outside the if or loop")
+
+
+# --- Exercise: a ReductionKernel -------------------------------------------------------------------------
+
+_SPOT_MAIN = r"""
+    for (int m = 0; m < IMAGES; ++m) {
+        type_reduce partial[PARTIALS];
+        for (int t = 0; t < PARTIALS; ++t) {
+            partial[t] = (type_reduce) (IDENTITY);
+            for (int c = t; c < CELLS; c += PARTIALS) partial[t] = reduce_pair(partial[t], map_cell(images[m * CELLS + c], threshold[0]));
+        }
+        type_reduce total = partial[0];
+        for (int t = 1; t < PARTIALS; ++t) total = reduce_pair(total, partial[t]);
+        mass[m] = total;
+    }
+"""
+
+
+def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np.ndarray) -> np.ndarray:
+    """What the ReductionKernel gives, as CuPy reduces: each of several partial sums starts from the
+    identity, cells mapped and reduced into them, then the partial sums reduced together."""
+    kernel = ("typedef double type_reduce;\n"
+              f"static inline type_reduce map_cell(float v, float threshold) {{ return ({map_expr}); }}\n"
+              f"static inline type_reduce reduce_pair(type_reduce a, type_reduce b) {{ return ({reduce_expr}); }}\n")
+    main = (_SPOT_MAIN.replace("IMAGES", str(len(images))).replace("CELLS", str(images[0].size))
+            .replace("PARTIALS", "8").replace("IDENTITY", identity))
+    arrays = {"images": images, "threshold": np.array([analysis.SPOT_THRESHOLD], np.float32),
+              "mass": np.zeros(len(images))}
+    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]["mass"]
+
+
+def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
+    """The three expressions of a ReductionKernel that gives each image's spot mass (V summed over
+    the cells above a threshold). Returns the kernel, called as `kernel(images, threshold, axis=(1, 2))`
+    with the threshold a float32 array of 0 dimensions (None without a GPU)."""
+    value = map_expr.split("?", 1)[1].split(":", 1)[0] if "?" in map_expr else map_expr
+    if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
+        raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
+                     "v > threshold ? v : 0")
+    as_text = [
+        ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
+                                      "v > threshold, else to 0"),
+        ("v" not in re.findall(r"\w+", value) or ("?" not in map_expr and "*" not in map_expr),
+         "your map_expr gives a spot 1 (true), not its value: that counts the spots. Map a spot to v: "
+         "v > threshold ? v : 0"),
+        (">=" in map_expr, "a cell exactly on the threshold is not above it: v > threshold, not >="),
+        (_spaceless(reduce_expr) not in ("a+b", "b+a"), "reduce_expr combines two partial sums: a + b"),
+        (not _is_zero(identity), "the identity starts every thread's partial sum, so it must add nothing "
+                                 "(0 for a sum)"),
+    ]
+    images = batch()
+    threshold = np.float32(analysis.SPOT_THRESHOLD)
+    cupy, kernel = _gpu(), None
+    if cupy is not None:
+        with _gpu_errors_as_hints(cupy):
+            kernel = analysis.spot_mass_kernel(cupy, map_expr, reduce_expr, identity)
+            got = kernel(cupy.asarray(images), cupy.asarray(threshold), axis=(1, 2)).get()
+    elif cuda_on_cpu.compiler() is not None:
+        got = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
+    else:
+        return _not_checked("your ReductionKernel", as_text)
+    want = analysis.spot_mass(images)
+    if not close(got, want):
+        spots = np.where(images > threshold, images, 0)
+        if close(got, analysis.mass(images)):
+            raise NotYet("that is the mass of every cell: map each cell to v where v > threshold, else to 0")
+        if close(got, np.where(images >= threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
+            raise NotYet("a cell exactly on the threshold is not above it: v > threshold, not >=")
+        if close(got, (images > threshold).sum(axis=(1, 2)).astype(np.float64)):
+            raise NotYet("that counts the spots: map a spot to its value v, not to 1 (v > threshold ? v : 0)")
+        if close(got, spots.max(axis=(1, 2))):
+            raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
+        if close(got, np.where(images < threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
+            raise NotYet("that is the mass of the background: the condition is inverted, v > threshold ? v : 0")
+        offset = got - want
+        if np.all(offset > 1e-3) and np.allclose(offset, offset[0], rtol=1e-3):
+            raise NotYet(f"each image's sum is {offset[0]:.4g} too large: the identity starts every thread's "
+                         "partial sum, so it must add nothing (0 for a sum)")
+        raise NotYet(_first_hint(as_text) or first_difference(got, want, "your spot mass"))
+    where = "" if cupy is not None else " (run on the CPU)"
+    ok(f"spot mass kernel: right on {len(images)} random images{where}, cells on the threshold left out")
+    return kernel
+
+
+# --- Exercise: the privatised histogram kernel ----------------------------------------------------------
+
+_CPU_BLOCKS = 4
+
+
+def _histograms_on_gpu(cupy, body: str, images: np.ndarray):
+    """(the counts, the kernel) on the GPU, the kernel tried in a child process first."""
+    trial_in_a_child("gs_course.lessons.kernel_check:_trial_histogram", body)
+    with _gpu_errors_as_hints(cupy):
+        kernel = analysis.histogram_kernel(cupy, body)
+        _poison_shared_memory(cupy)  # a histogram never set to 0 then starts from what this leaves in shared memory
+        return analysis.launch_histograms(kernel, cupy.asarray(images)).get().astype(np.int64), kernel
+
+
+def _trial_histogram(body: str) -> None:
+    """The child's side of the histogram kernel's trial: one launch on a small batch, no checking."""
+    import cupy
+
+    try:
+        kernel = analysis.histogram_kernel(cupy, body)
+        analysis.launch_histograms(kernel, cupy.asarray(batch(images=2, grid=(37, 53))))
+    except cupy.cuda.compiler.CompileException:
+        return  # the notebook's process reports it, with the compiler's lines
+    cupy.cuda.Device().synchronize()
+
+
+def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
+    """The kernel's counts on the CPU: _CPU_BLOCKS blocks of 32 threads an image, each thread of its own."""
+    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3(32), true, false, [&] "
+            f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
+    arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
+    kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
+    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=10)[0]["counts"].astype(np.int64)
+
+
+def histogram_kernel(body: str):
+    """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
+    shared memory, then adds it to the image's histogram in global memory. Returns the kernel
+    (None without a GPU)."""
+    as_text = [
+        ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
+                                   "(extern __shared__), then add it to global memory once"),
+        (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
+                                      "and the block's counts to the image's (other threads add at the same time)"),
+        (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
+                                          "before it is added to global memory"),
+        (re.search(r"\]\s*=\s*0", body) is None, "set the block's histogram to 0 first (block_counts[b] = 0 for "
+                                                 "each bin): shared memory starts with whatever an earlier kernel "
+                                                 "left there"),
+    ]
+    if divergent_barrier(body):
+        raise NotYet(_DIVERGENT)
+    cupy, kernel = _gpu(), None
+    if cupy is not None:
+        images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
+        got, kernel = _histograms_on_gpu(cupy, body, images)
+        blocks = min(analysis.HISTOGRAM_BLOCKS, -(-images[0].size // analysis.HISTOGRAM_THREADS))
+    elif cuda_on_cpu.compiler() is not None:
+        images = batch(images=2, grid=(37, 53))
+        got, blocks = _histograms_on_cpu(body, images), _CPU_BLOCKS
+    else:
+        return _not_checked("your histogram kernel", as_text)
+    want = analysis.histograms(images)
+    cells = images[0].size
+    if np.array_equal(got, want * blocks):
+        raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
+                     "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    tops = (images == 1).sum(axis=(1, 2))
+    if np.array_equal(got.sum(axis=1) + tops, np.full(len(images), cells)) and tops.any():
+        raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
+                     "min((int)(v * bins), bins - 1)")
+    if np.any(got.sum(axis=1) > cells):
+        raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
+                     "there; set it to 0, then __syncthreads(), before counting")
+    if np.any(got.sum(axis=1) < cells):
+        raise NotYet("fewer counts than cells: increments were lost. Two threads adding to one bin at once keep "
+                     "one +1 unless the addition is atomicAdd; and wait with __syncthreads() for every thread "
+                     "of the block to have counted before adding the block's histogram to global memory")
+    if not np.array_equal(got, want):
+        raise NotYet("every cell counted once, but in the wrong bins: bin = min((int)(v * bins), bins - 1). "
+                     + first_difference(got, want, "your histograms"))
+    if "__shared__" not in body:
+        raise NotYet("right counts, with every thread adding to global memory: that is the first kernel. Count "
+                     "into a histogram of the block in shared memory (extern __shared__), then add it once")
+    hint = _first_hint(as_text)  # a race can give the right counts by luck
+    if hint:
+        raise NotYet(hint)
+    where = "" if cupy is not None else " (run on the CPU, 32 threads a block)"
+    ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells{where}, privatised in shared memory")
+    return kernel
+
+
+def _poison_shared_memory(cupy) -> None:
+    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared
+    between kernels, so a kernel that never zeroes its block's histogram then shows it at once,
+    instead of only after some other kernel has left something there."""
+    kernel = cupy.RawKernel(r"""extern "C" __global__ void poison(int bins) {
+        extern __shared__ unsigned int junk[];
+        for (int b = threadIdx.x; b < bins; b += blockDim.x) junk[b] = 7u;
+    }""", "poison")
+    sms = cupy.cuda.Device().attributes["MultiProcessorCount"]
+    kernel((8 * sms,), (analysis.HISTOGRAM_THREADS,), (np.int32(analysis.BINS),), shared_mem=analysis.BINS * 4)
+
+
+# --- Exercise: a bitonic sort kernel ----------------------------------------------------------------------
+
+_BITONIC_MAIN = r"""
+    const int n = N;
+    const unsigned int threads = n < 256 ? n : 256;
+    for (int k = 2; k <= n; k *= 2)
+        for (int j = k / 2; j > 0; j /= 2)
+            launch(dim3(n / threads), dim3(threads), false, reverse, [&] { bitonic_step(values, j, k, n); });
+"""
+
+
+def _padded(values: np.ndarray) -> np.ndarray:
+    n = 1 << max(0, values.size - 1).bit_length()
+    return np.concatenate([values, np.full(n - values.size, np.inf, np.float32)])
+
+
+def _trial_bitonic(body: str) -> None:
+    """The child's side of the bitonic kernel's trial: one sort of a small array, no checking."""
+    import cupy
+
+    try:
+        kernel = analysis.bitonic_kernel(cupy, body)
+        analysis.bitonic_sort(kernel, cupy.asarray(np.random.default_rng().random(1000, dtype=np.float32)))
+    except cupy.cuda.compiler.CompileException:
+        return
+    cupy.cuda.Device().synchronize()
+
+
+def _sorted_on_cpu(body: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`values` sorted by the kernel on the CPU, its threads in order and in reverse order."""
+    padded = _padded(values)
+    main = _BITONIC_MAIN.replace("N", str(padded.size))
+    kernel = analysis.BITONIC_KERNEL.replace("BODY", body)
+    runs = cuda_on_cpu.run_checked(kernel, {"values": padded}, main, [({}, {"reverse": False}), ({}, {"reverse": True})])
+    return tuple(run["values"][:values.size] for run in runs)
+
+
+def _one_thread_a_pair(code: str) -> bool:
+    """Whether the code (spaces removed) lets one thread of each pair act: partner > i, or bit j of i 0."""
+    return bool(re.search(r"partner>i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\)|partner>=i", code))
+
+
+def _bitonic_hint(code: str) -> str:
+    """The usual cause of a wrong sort, where the code shows it (the values have shown that it is wrong)."""
+    if not ("values[i]=" in code and "values[partner]=" in code):
+        return "an exchange writes both values[i] and values[partner]"
+    if not re.search(r"&k\b|\bk&", code):
+        return "the direction of a pair comes from i & k: ascending where it is 0"
+    return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
+
+
+def bitonic_step(body: str):
+    """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
+    random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
+    `sort(values)` (None without a GPU)."""
+    code = _spaceless(body)
+    rng = np.random.default_rng()
+    cupy = _gpu()
+    if cupy is not None:
+        trial_in_a_child("gs_course.lessons.kernel_check:_trial_bitonic", body)
+        with _gpu_errors_as_hints(cupy):
+            kernel = analysis.bitonic_kernel(cupy, body)
+            sizes = (1000, 4096, 2**16 + 3)
+            sorts = [(values, analysis.bitonic_sort(kernel, cupy.asarray(values)).get(), None)
+                     for values in (rng.random(size, dtype=np.float32) for size in sizes)]
+    elif cuda_on_cpu.compiler() is not None:
+        kernel, sizes = None, (1000, 37)
+        sorts = [(values, *_sorted_on_cpu(body, values)) for values in (rng.random(s, dtype=np.float32) for s in sizes)]
+    else:
+        return _not_checked("your bitonic sort kernel")
+    for values, got, reversed_order in sorts:
+        want = np.sort(values)
+        if np.array_equal(got, want) and (reversed_order is None or np.array_equal(reversed_order, want)):
+            continue
+        padded_descending = np.sort(_padded(values))[::-1]
+        if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size]):
+            if not _one_thread_a_pair(code):  # both threads of each pair swap it: it ends the wrong way round
+                raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
+                             "and thread partner share a pair: only the one with partner > i may compare and swap")
+            raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
+        if not np.array_equal(np.sort(got), want):
+            if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
+                raise NotYet("values were lost or duplicated by the exchange itself: read both values first "
+                             "(a = values[i], b = values[partner]), then write values[i] = b, values[partner] = a")
+            raise NotYet("values were lost or duplicated: " + _bitonic_hint(code))
+        if reversed_order is not None and not np.array_equal(got, reversed_order):
+            raise NotYet("the result depends on the order the threads run in (a race): " + _bitonic_hint(code))
+        first = int(np.argmax(got[1:] < got[:-1]))
+        raise NotYet(f"not sorted ({values.size:,} values): {got[first]} comes before {got[first + 1]} at index "
+                     f"{first}; {_bitonic_hint(code)}")
+    where = "" if cupy is not None else " (run on the CPU, the threads in both orders)"
+    ok(f"bitonic sort: {', '.join(f'{s:,}' for s in sizes)} random values sorted as numpy.sort sorts them{where}")
+    return (lambda values: analysis.bitonic_sort(kernel, values)) if kernel is not None else None

@@ -1,0 +1,87 @@
+"""What a Legate task's body may not do, found by reading its code before it runs.
+
+Inside a task, a processor works on its piece of the arrays with NumPy: a cuPyNumeric call there
+asks Legate's runtime to issue work from a context that cannot (Legion stops the whole process with
+"Invalid task context", the notebook's kernel dies). So before the student's function runs, the
+Legate tasks it reaches (through the names its code uses, and the functions of the notebook those
+call) are opened, and a body that reaches cuPyNumeric, directly or through a function of the
+notebook, is told in one line that says what to do (`gs_course.lessons.checkers` raises it as its hint).
+"""
+
+from __future__ import annotations
+
+import gc
+import inspect
+import types
+
+#: How deep the functions a function calls are followed (the notebook's step calls its Laplacian...).
+_DEPTH = 4
+
+
+def _globals_used(function) -> dict:
+    """The global names `function`'s code (and the code nested in it) reads, with their values."""
+    code_objects, names = [function.__code__], set()
+    while code_objects:
+        code = code_objects.pop()
+        names.update(code.co_names)
+        code_objects += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    scope = {**getattr(function, "__globals__", {})}
+    for cell_name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
+        try:
+            scope[cell_name] = cell.cell_contents
+            names.add(cell_name)
+        except ValueError:  # a cell not yet filled
+            pass
+    return {name: scope[name] for name in names if name in scope}
+
+
+def _is_legate_task(value) -> bool:
+    return type(value).__name__ == "PyTask" and type(value).__module__.startswith("legate")
+
+
+def _task_bodies(task) -> list:
+    """The Python functions of a Legate task's variants (PyTask keeps them in a dict it refers to)."""
+    return [f for referent in gc.get_referents(task) if isinstance(referent, dict)
+            for f in referent.values() if inspect.isfunction(f)]
+
+
+def _of_cupynumeric(value) -> bool:
+    module = value.__name__ if isinstance(value, types.ModuleType) else getattr(value, "__module__", None)
+    if not isinstance(module, str) and not isinstance(value, types.ModuleType):
+        module = type(value).__module__
+    return isinstance(module, str) and module.split(".")[0] == "cupynumeric"
+
+
+def _reaches_cupynumeric(function, home: str, depth: int = _DEPTH, seen=None) -> str | None:
+    """The name through which `function` reaches cuPyNumeric ("cnp", or "step -> cnp"), else None.
+    Functions of `home` (the notebook's module) are followed; the library's are not (gs_course's
+    model is NumPy's)."""
+    seen = seen if seen is not None else set()
+    if function in seen or depth < 0:
+        return None
+    seen.add(function)
+    used = _globals_used(function)
+    direct = sorted(name for name, value in used.items() if _of_cupynumeric(value))
+    if direct:
+        return direct[0]
+    for name, value in sorted(used.items()):
+        if inspect.isfunction(value) and value.__module__ == home:
+            inner = _reaches_cupynumeric(value, home, depth - 1, seen)
+            if inner:
+                return f"{name} -> {inner}"
+    return None
+
+
+def library_calls_in_tasks(student) -> str | None:
+    """The hint for a function whose Legate tasks call cuPyNumeric inside their body, else None."""
+    if not inspect.isfunction(student):
+        return None
+    tasks = {name: value for name, value in _globals_used(student).items() if _is_legate_task(value)}
+    for name, task in tasks.items():
+        for body in _task_bodies(task):
+            through = _reaches_cupynumeric(body, body.__module__)
+            if through:
+                return (f"your task {name} calls cuPyNumeric inside its body (through {through}), which stops "
+                             "the whole kernel: inside a task, work with NumPy on the task's arrays (np.asarray(u), "
+                             "model.reference_step), never cnp")
+    return None

@@ -1,0 +1,58 @@
+"""The grid chosen from the GPU memory free, the line that says so, and the libraries' shares."""
+
+import pytest
+
+from gs_course.sizing import FULL, HALF, SMALL
+from gs_course import devices, sizing
+
+
+def test_full_size_where_it_fits_with_margin():
+    chosen = sizing.choose(140 * 10**9)
+    assert chosen.workload is FULL
+    assert chosen.line == "140.0 GB of GPU memory free: running 1080 x 1920 (full)"
+
+
+def test_a_smaller_grid_where_the_full_one_does_not_fit():
+    free = sizing.free_needed(FULL) - 1
+    chosen = sizing.choose(free)
+    assert chosen.workload is HALF
+    assert chosen.line.endswith(f"running 540 x 960 (half; 1080 x 1920 needs {sizing.free_needed(FULL) / 1e9:.1f} GB free)")
+
+
+def test_the_full_grid_just_fits():
+    assert sizing.choose(sizing.free_needed(FULL)).workload is FULL
+    assert sizing.need(FULL) <= sizing.library_share(sizing.free_needed(FULL))
+
+
+def test_too_little_memory_says_so_in_one_line():
+    chosen = sizing.choose(10**9)
+    assert chosen.workload is SMALL and "\n" not in chosen.line
+    assert chosen.line.startswith("1.0 GB of GPU memory free: too little for the course (even 135 x 240 needs")
+
+
+def test_no_gpu_runs_the_small_grid_and_the_environment_overrides(monkeypatch):
+    assert sizing.choose(None) == sizing.Choice(SMALL, "no GPU: running 135 x 240 (small) on the CPU")
+    monkeypatch.setattr(sizing, "gpus", lambda: ())
+    monkeypatch.setattr(sizing, "gpus", lambda: ())
+    monkeypatch.setenv("GS_COURSE_SIZE", "full")
+    assert sizing.choice() == sizing.Choice(FULL, "GS_COURSE_SIZE=full: running 1080 x 1920 (no GPU)")
+    monkeypatch.setenv("GS_COURSE_SIZE", "huge")
+    with pytest.raises(ValueError, match="GS_COURSE_SIZE: no grid 'huge'"):
+        sizing.size()
+
+
+def _gpu(free_gib: float, total_gib: int = 141) -> devices.Gpu:
+    return devices.Gpu(0, "card", "580", "13.0", total_gib * 2**30, int(free_gib * 2**30))
+
+
+def test_legate_and_jax_take_the_same_share_of_what_is_free(monkeypatch):
+    monkeypatch.setattr(sizing, "gpus", lambda: (_gpu(140),))
+    assert sizing.default_legate_config() == sizing.GPU_LEGATE_CONFIG  # a large card: the 4,000 MiB cap
+    monkeypatch.setattr(sizing, "gpus", lambda: (_gpu(4),))
+    share = sizing.library_share(4 * 2**30)
+    assert sizing.default_legate_config().endswith(f"--fbmem {share // 2**20}")
+    assert float(sizing.default_jax_memory_fraction()) == pytest.approx(share / (141 * 2**30), abs=1e-4)
+    assert sizing.need(FULL) <= share  # 4 GB free still runs the full grid
+    monkeypatch.setattr(sizing, "gpus", lambda: ())
+    assert sizing.default_legate_config() == sizing.CPU_LEGATE_CONFIG
+    assert sizing.default_jax_memory_fraction() is None
