@@ -182,7 +182,7 @@ def test_cupy_strip_shapes_match_the_reference(reference, shape):
     from gs_course.backends import cupy_backend
 
     for grid in GRIDS:
-        sim = cupy_backend.CupyStrip(PARAMS, *grid, strips=cupy_backend.Strips(*shape))
+        sim = cupy_backend.CupyStrip(PARAMS, *grid, cupy_backend.Strips(*shape))
         for steps in (5, 0, 1, 294):
             sim.advance(steps)
         for got, want in zip(sim.fetch(), reference[grid]):
@@ -208,3 +208,21 @@ def test_jax_to_host_through_pinned_memory_gives_the_same_array():
         host = to_host(x, pinned=pinned)
         assert isinstance(host, np.ndarray) and host.dtype == np.float32
         np.testing.assert_array_equal(host, np.arange(4, 12, dtype=np.float32).reshape(2, 4))
+
+
+def test_a_formulation_declares_its_options_and_create_checks_them():
+    """Options are a frozen dataclass a formulation; create refuses an unknown name or a bad value
+    in one line that names the options, and takes a JSON list where a tuple is wanted."""
+    with pytest.raises(backends.BackendError, match=r"^jax/pallas has no option 'blocks'; its options: block=\(16, 64\)$"):
+        backends.create("jax", PARAMS, 24, 40, "pallas", blocks=(8, 8))
+    with pytest.raises(backends.BackendError, match=r"^numpy/slices has no option 'depth'; it has none$"):
+        backends.create("numpy", PARAMS, 24, 40, "slices", depth=3)
+    with pytest.raises(backends.BackendError, match=r"block must be two integers >= 1"):
+        backends.create("jax", PARAMS, 24, 40, "pallas", block=[0, 8])
+    with pytest.raises(backends.BackendError, match=r"^ghost rows: depth 0 is not a row count"):
+        backends.create("jax", PARAMS, 24, 40, "sharded-deep", depth=0)
+    sim = backends.create("jax", PARAMS, 24, 40, "pallas", block=[8, 16])
+    assert sim.block == (8, 16)
+    listed = backends.formulations("jax")
+    assert listed["pallas"] == "block=(16, 64)" and listed["sharded-deep"] == "depth=32" and listed["slices"] == ""
+    assert set(listed) == set(backends.load("jax").FORMULATIONS) >= {"stacked", "sharded", "sharded-auto"}

@@ -49,7 +49,8 @@ for formulation in %(formulations)r:
             "u": u.tolist(), "v": v.tolist(), "v_alone": sim.fetch_v().tolist()}
 for depth in (1, 3, 50):  # calls of 1, 199 and 300 steps: 1, 1 and 0 left after the last full block of 3;
     # 50 is more than a band's rows
-    sim = jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, devices=jax.devices(), depth=depth)
+    sim = jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, jax_sharded.DeepOptions(depth),
+                                     devices=jax.devices())
     for steps in (1, 0, 199, %(steps)d - 200):
         sim.advance(steps)
     u, v = sim.fetch()
@@ -58,7 +59,7 @@ for depth in (1, 3, 50):  # calls of 1, 199 and 300 steps: 1, 1 and 0 left after
     out["deep"][depth] = {"depth": sim.depth, "v": v.tolist(),
                           "round_trip": bool((back_u == v).all() and (back_v == u).all())}
 try:
-    jax_sharded.JaxShardedDeep(params, %(rows_on_4)d, %(cols)d, devices=jax.devices(), depth=0)
+    backends.create("jax", params, %(rows_on_4)d, %(cols)d, "sharded-deep", depth=0)
 except backends.BackendError as err:
     out["depth_0"] = str(err)
 try:

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from gs_course import backends
-from gs_course.backends import temporal_blocking
+from gs_course.backends import jax_pallas, temporal_blocking
 from gs_course.backends.temporal_blocking import Blocking, emulate, launch_depths, strip_of
 from gs_course.model import PARITY_ATOL, reference_step
 from gs_course.parameters import Parameters
@@ -192,7 +192,7 @@ def test_jax_pallas_blocks_match_the_model(block):
     from gs_course.backends import jax_one_device
 
     start = _random_state(*GRID, seed=4)
-    sim = jax_one_device.JaxPallas(PARAMS, *GRID, block=block)
+    sim = jax_one_device.JaxPallas(PARAMS, *GRID, jax_pallas.PallasOptions(tuple(block)))
     sim.set_state(*start)
     for steps in (2, 0, 3):
         sim.advance(steps)

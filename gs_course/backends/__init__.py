@@ -107,6 +107,11 @@ def formulation_class(name: str, formulation: str | None = None) -> type[Simulat
         ) from None
 
 
+def formulations(name: str) -> dict[str, str]:
+    """The backend's formulations, each with its options and their defaults ('' for none)."""
+    return {formulation: cls.describe_options() for formulation, cls in load(name).FORMULATIONS.items()}
+
+
 def free_memory(name: str) -> tuple[int, str]:
     """(bytes the backend can still allocate, where): the GPU's memory, or the host's."""
     found = require(name)
@@ -136,12 +141,17 @@ def create(
     name: str | None, params: Parameters, rows: int, cols: int, formulation: str | None = None, **options
 ) -> Simulation:
     """A ready simulation of the school's initial state, after checking it runs and fits here;
-    `options` go to the formulation (cuPyNumeric's task takes `steps_per_task`, say)."""
+    `options` are the formulation's (its `Options`: cuPyNumeric's task takes `steps_per_task`,
+    say), checked before anything is allocated."""
     check_grid(rows, cols)
     name = require(name).name
     simulation = formulation_class(name, formulation)
+    try:
+        chosen = simulation.options(options)
+    except (TypeError, ValueError) as err:
+        raise BackendError(str(err)) from None
     check_fits(name, simulation, rows, cols)
-    return simulation(params, rows, cols, **options)
+    return simulation(params, rows, cols, chosen) if options else simulation(params, rows, cols)
 
 
 __all__ = ["BACKENDS", "BackendError", "Probe", "Simulation", "create", "default_backend", "probe", "require"]

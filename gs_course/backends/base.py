@@ -36,11 +36,25 @@ class Probe:
     device: str | None = None
     on_gpu: bool = False
     reason: str | None = None
+    #: formulation -> its options with their defaults ('' for none), where the backend loads
+    #: (`backends.formulations`; filled in by doctor's probe in a child process)
+    formulations: dict[str, str] | None = None
 
     def describe(self) -> str:
         if self.ok:
             return f"{self.name} {self.version} on {self.device}"
         return f"{self.name}: {self.reason}"
+
+
+@dataclasses.dataclass(frozen=True)
+class NoOptions:
+    """The options of a formulation that has none to choose."""
+
+
+def positive_integer(name: str, value) -> None:
+    """One line for an option that must be a whole number >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 
 class Simulation(abc.ABC):
@@ -55,6 +69,28 @@ class Simulation(abc.ABC):
     #: float32 arrays of the grid's size alive at once during a step (state and temporaries):
     #: sizes the memory check that runs before anything is allocated.
     arrays_per_cell: ClassVar[int]
+    #: What a person may choose of this formulation: a frozen dataclass whose fields `create`
+    #: (and `gs-course scale --option NAME=VALUE`) take by name, and whose defaults are the
+    #: measured best; it refuses a bad value in one line. A formulation with options takes an
+    #: instance as its constructor's fourth argument.
+    Options: ClassVar[type] = NoOptions
+
+    @classmethod
+    def options(cls, given: dict) -> object:
+        """`given` (option name -> value) as this formulation's Options, checked: ValueError in one
+        line for a name it does not have or a value it refuses (a JSON list becomes a tuple)."""
+        names = [field.name for field in dataclasses.fields(cls.Options)]
+        unknown = sorted(set(given) - set(names))
+        if unknown:
+            offered = f"its options: {cls.describe_options()}" if names else "it has none"
+            raise ValueError(f"{cls.backend}/{cls.formulation} has no option {unknown[0]!r}; {offered}")
+        return cls.Options(**{name: tuple(value) if isinstance(value, list) else value
+                              for name, value in given.items()})
+
+    @classmethod
+    def describe_options(cls) -> str:
+        """'name=default, ...': what doctor and the errors list."""
+        return ", ".join(f"{field.name}={getattr(cls.Options(), field.name)!r}" for field in dataclasses.fields(cls.Options))
 
     def __init__(self, params: Parameters, rows: int, cols: int):
         self.params = params

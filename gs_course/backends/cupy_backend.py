@@ -173,11 +173,10 @@ class CupyStrip(CupyGraph):
     registers: a third of the loads of `raw`, replayed as a graph."""
 
     formulation = "strip"
-    strips = STRIPS
+    Options = Strips
 
-    def __init__(self, params: Parameters, rows: int, cols: int, strips: Strips | None = None):
-        if strips is not None:
-            self.strips = strips
+    def __init__(self, params: Parameters, rows: int, cols: int, options: Strips = STRIPS):
+        self.strips = options
         super().__init__(params, rows, cols)
 
     def _compile(self) -> None:
@@ -216,11 +215,10 @@ class CupyMultistep(CupyGraph):
     where the depth does not divide the steps), replayed as a graph."""
 
     formulation = "multistep"
-    blocking = BLOCKING
+    Options = Blocking
 
-    def __init__(self, params: Parameters, rows: int, cols: int, blocking: Blocking | None = None):
-        if blocking is not None:
-            self.blocking = blocking
+    def __init__(self, params: Parameters, rows: int, cols: int, options: Blocking = BLOCKING):
+        self.blocking = options
         super().__init__(params, rows, cols)
 
     def _compile(self) -> None:

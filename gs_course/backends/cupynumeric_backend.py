@@ -16,6 +16,7 @@ in BENCHMARKS.md, from tools/gpu-host-cupynumeric-variants.py, which times each 
 """
 
 import ctypes
+import dataclasses
 import functools
 import os
 import re
@@ -56,7 +57,7 @@ from legate.core.task import InputArray, OutputArray, task  # noqa: E402
 
 from ..model import initial_state, reference_step, updated, window_counts  # noqa: E402
 from ..parameters import Parameters  # noqa: E402
-from .base import PaddedSlices, Probe, Simulation  # noqa: E402
+from .base import PaddedSlices, Probe, Simulation, positive_integer  # noqa: E402
 
 NAME = "cupynumeric"
 
@@ -222,6 +223,16 @@ def steps_task(halo: int):
     )(_steps_in_piece)
 
 
+@dataclasses.dataclass(frozen=True)
+class TaskOptions:
+    #: Steps one task runs, hence its halo's width. A wider halo means fewer tasks and halo
+    #: exchanges but more cells computed twice; 32 is an image of the course workload.
+    steps_per_task: int = 32
+
+    def __post_init__(self):
+        positive_integer("steps_per_task", self.steps_per_task)
+
+
 class CupynumericTask(Simulation):
     """U and V stacked in one cuPyNumeric array, advanced by our Legate task: one task per
     `steps_per_task` steps (at most), each piece computed with a halo that wide."""
@@ -229,15 +240,10 @@ class CupynumericTask(Simulation):
     backend = NAME
     formulation = "task"
     arrays_per_cell = 8
-    #: Steps one task runs, hence its halo's width. A wider halo means fewer tasks and halo
-    #: exchanges but more cells computed twice; 32 is an image of the course workload.
-    steps_per_task = 32
+    Options = TaskOptions
 
-    def __init__(self, params: Parameters, rows: int, cols: int, steps_per_task: int | None = None):
-        if steps_per_task is not None:
-            if isinstance(steps_per_task, bool) or not isinstance(steps_per_task, int) or steps_per_task < 1:
-                raise ValueError(f"steps_per_task must be an integer >= 1, got {steps_per_task!r}")
-            self.steps_per_task = steps_per_task
+    def __init__(self, params: Parameters, rows: int, cols: int, options: TaskOptions = TaskOptions()):
+        self.steps_per_task = options.steps_per_task
         super().__init__(params, rows, cols)
         self.set_state(*initial_state(rows, cols))
 

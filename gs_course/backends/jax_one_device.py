@@ -129,13 +129,25 @@ class JaxSlices(Simulation):
         self._u, self._v = jnp.asarray(u0), jnp.asarray(v0)
         self._count_factors = tuple(jnp.asarray(f) for f in window_count_factors(rows, cols))
 
-    def _unroll(self, steps: int) -> int:
+    def unroll(self, steps: int) -> int:
+        """Steps the compiled loop's body holds, for a call of `steps` steps."""
         return 1
+
+    def compiled_loop(self, steps: int):
+        """The compiled function that runs `steps` steps, and its arguments from the current state."""
+        return advance, (self._u, self._v, self._count_factors, self.params, steps, self.unroll(steps), self.laplacian)
 
     def _advance(self, steps: int) -> None:
         if steps:
-            self._u, self._v = advance(self._u, self._v, self._count_factors, self.params, steps,
-                                       self._unroll(steps), self.laplacian)
+            function, arguments = self.compiled_loop(steps)
+            self._u, self._v = function(*arguments)
+
+    def lowered(self, steps: int):
+        """What XLA compiles for `steps` steps from the current state (JAX's `Lowered`: `.compile()`
+        gives the program, its kernels and XLA's cost estimate): how the course reads why a
+        formulation runs at the speed it does (gs_course.measurement.compiled)."""
+        function, arguments = self.compiled_loop(steps)
+        return function.lower(*arguments)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         return np.asarray(self._u), np.asarray(self._v)
@@ -166,7 +178,7 @@ class JaxUnrolled(JaxSlices):
     formulation = "unrolled"
     max_unroll = 64
 
-    def _unroll(self, steps: int) -> int:
+    def unroll(self, steps: int) -> int:
         return steps if steps <= self.max_unroll else 8
 
 
@@ -181,9 +193,13 @@ class JaxStacked(JaxUnrolled):
         self._uv = jnp.stack((self._u, self._v))
         del self._u, self._v
 
+    def compiled_loop(self, steps: int):
+        return advance_stacked, (self._uv, self._count_factors, self.params, steps, self.unroll(steps))
+
     def _advance(self, steps: int) -> None:
         if steps:
-            self._uv = advance_stacked(self._uv, self._count_factors, self.params, steps, self._unroll(steps))
+            function, arguments = self.compiled_loop(steps)
+            self._uv = function(*arguments)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         u, v = np.asarray(self._uv)
@@ -207,21 +223,20 @@ class JaxPallas(JaxUnrolled):
     formulation = "pallas"
     arrays_per_cell = 6  # U, V, their next values, and the margins of the layout
     max_unroll = 8  # each unrolled step is a kernel of its own for Triton to compile
-    block = jax_pallas.BLOCK
+    Options = jax_pallas.PallasOptions
 
-    def __init__(self, params: Parameters, rows: int, cols: int, block: tuple[int, int] | None = None):
-        if block is not None:
-            self.block = tuple(block)
+    def __init__(self, params: Parameters, rows: int, cols: int,
+                 options: jax_pallas.PallasOptions = jax_pallas.PallasOptions()):
+        self.block = options.block
         super().__init__(params, rows, cols)
         self.set_state(self._u, self._v)
 
-    def _unroll(self, steps: int) -> int:
-        return super()._unroll(steps) if ON_GPU else 1
+    def unroll(self, steps: int) -> int:
+        return super().unroll(steps) if ON_GPU else 1
 
-    def _advance(self, steps: int) -> None:
-        if steps:
-            self._u, self._v = jax_pallas.advance(self._u, self._v, self.params, self.rows, self.cols, steps,
-                                                  self.block, not ON_GPU, self._unroll(steps))
+    def compiled_loop(self, steps: int):
+        return jax_pallas.advance, (self._u, self._v, self.params, self.rows, self.cols, steps, self.block,
+                                    not ON_GPU, self.unroll(steps))
 
     def _grid(self, a):
         return jax_pallas.from_layout(a, self.rows, self.cols, self.block)

@@ -17,6 +17,7 @@ state is left unwritten.
 
 from __future__ import annotations
 
+import dataclasses
 from functools import partial
 
 import jax
@@ -30,6 +31,17 @@ from ..parameters import Parameters
 #: Cells a block (rows, cols), a power of two each: `tools/gpu-host-multistep.py --apply-best` sets
 #: the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
 BLOCK = (16, 64)
+
+
+@dataclasses.dataclass(frozen=True)
+class PallasOptions:
+    """The block of cells (rows, columns) one program instance computes."""
+
+    block: tuple[int, int] = BLOCK
+
+    def __post_init__(self):
+        if len(self.block) != 2 or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.block):
+            raise ValueError(f"block must be two integers >= 1 (rows, columns), got {self.block!r}")
 
 
 def layout_shape(rows: int, cols: int, block: tuple[int, int]) -> tuple[int, int]:

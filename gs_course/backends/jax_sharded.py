@@ -29,6 +29,7 @@ device sends with zeros.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import sys
 
@@ -180,13 +181,13 @@ class JaxSharded(JaxStacked):
     def devices(self) -> int:
         return self.mesh.size
 
-    def _unroll(self, steps: int) -> int:
+    def unroll(self, steps: int) -> int:
         # Unrolling pays on a GPU only (see jax_one_device's FASTEST).
-        return super()._unroll(steps) if self.mesh.devices.flat[0].platform == "gpu" else 1
+        return super().unroll(steps) if self.mesh.devices.flat[0].platform == "gpu" else 1
 
     def _advance(self, steps: int) -> None:
         if steps:
-            self._uv = self.advance_bands(self._uv, self._count_factors, self.params, steps, self._unroll(steps),
+            self._uv = self.advance_bands(self._uv, self._count_factors, self.params, steps, self.unroll(steps),
                                           self.mesh, self.exchange)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
@@ -262,19 +263,30 @@ def advance_deep(uv, count_factors, p: Parameters, steps: int, depth: int, mesh:
     return sharded(uv, *count_factors)
 
 
+@dataclasses.dataclass(frozen=True)
+class DeepOptions:
+    """Ghost rows each side of a band (`DEPTH` by default), hence steps between exchanges; capped
+    at a band's rows."""
+
+    depth: int = DEPTH
+
+    def __post_init__(self):
+        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
+            raise ValueError(f"ghost rows: depth {self.depth!r} is not a row count; use 1 or more (default {DEPTH})")
+
+
 class JaxShardedDeep(JaxSharded):
     """Each band with `depth` ghost rows each side, exchanged at the start of every call to
     `advance` and every `depth` steps after (see the module's docstring; `depth`: 1 or more, capped
     at a band's rows, `DEPTH` by default)."""
 
     formulation = "sharded-deep"
+    Options = DeepOptions
 
-    def __init__(self, params: Parameters, rows: int, cols: int, devices=None, depth: int = DEPTH):
-        if depth < 1:
-            raise BackendError(f"ghost rows: depth {depth} is not a row count; use 1 or more (default {DEPTH})")
+    def __init__(self, params: Parameters, rows: int, cols: int, options: DeepOptions = DeepOptions(), devices=None):
         Simulation.__init__(self, params, rows, cols)
         self.mesh = band_mesh(rows, devices)
-        self.depth = min(depth, rows // self.mesh.size)
+        self.depth = min(options.depth, rows // self.mesh.size)
         per_row = ghost_row_factors(rows, self.mesh.size, self.depth)
         self._count_factors = (self._place(per_row, P(AXIS, None)), self._place(window_count_factors(rows, cols)[1], P()))
         self.set_state(*initial_state(rows, cols))

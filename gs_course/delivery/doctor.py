@@ -23,8 +23,10 @@ def probe_isolated(name: str) -> backends.Probe:
     # Libraries print to standard output while they start (Legate's cuInit lines): the answer is
     # the one line that carries the marker.
     code = (
-        "import dataclasses, json; from gs_course.backends import probe; "
-        f"print({PROBE_MARKER!r} + json.dumps(dataclasses.asdict(probe({name!r}))))"
+        "import dataclasses, json; from gs_course.backends import formulations, probe; "
+        f"found = probe({name!r}); "
+        f"found = dataclasses.replace(found, formulations=formulations({name!r})) if found.ok else found; "
+        f"print({PROBE_MARKER!r} + json.dumps(dataclasses.asdict(found)))"
     )
     try:
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
@@ -50,6 +52,11 @@ def doctor(require_gpu: bool = False) -> int:
     for found in probes:
         status = f"runs on {found.device}" if found.ok else f"does not run here: {found.reason}"
         print(f"  {found.name:<12} {found.version or '-':<10} {status}")
+    print("Formulations (gs-course run --formulation NAME; options: gs-course scale --option NAME=VALUE):")
+    for found in probes:
+        if found.formulations:
+            listed = "; ".join(f"{name} ({options})" if options else name for name, options in found.formulations.items())
+            print(f"  {found.name:<12} {listed}")
     print("Settings for a shared GPU:")
     preallocate = os.environ.get("XLA_PYTHON_CLIENT_PREALLOCATE")
     print(f"  XLA_PYTHON_CLIENT_PREALLOCATE={preallocate or '(unset)'}"
