@@ -2,9 +2,14 @@
 `pallas`, against the model, on odd non-square grids with dt != 1 and every depth, including
 depths that do not divide the steps.
 
-Without a GPU, three things still run: the NumPy emulation of the fused kernel's tiles and halos
-(temporal_blocking.py), the CUDA kernel itself compiled as C++ with threads on the CPU
-(cuda_threads_on_cpu.h), and the Pallas kernel in Pallas's interpreter.
+CuPy's `persistent` (one cooperative launch, tiles kept on chip, borders exchanged at grid
+barriers) is tested the same way.
+
+Without a GPU, four things still run: the NumPy emulation of the fused kernel's tiles and halos
+(temporal_blocking.py), the fused and the persistent CUDA kernels themselves compiled as C++ with
+threads on the CPU (cuda_threads_on_cpu.h; for the persistent kernel, every thread of every block
+at once, with a grid barrier), the persistent kernel's choice of tiles, and the Pallas kernel in
+Pallas's interpreter.
 """
 
 import dataclasses
@@ -15,8 +20,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gs_course import backends
-from gs_course.backends import temporal_blocking
+from gs_course import backends, cuda_on_cpu
+from gs_course.backends import persistent_tiles, temporal_blocking
+from gs_course.backends.persistent_tiles import NotOnChip, OnChip
 from gs_course.backends.temporal_blocking import Blocking, emulate, launch_depths, strip_of
 from gs_course.model import PARITY_ATOL, reference_step
 from gs_course.parameters import Parameters
@@ -157,6 +163,109 @@ def test_the_fused_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, blocking):
     start = _random_state(*GRID, seed=2)
     steps = 2 * blocking.depth + 1
     _assert_model(_fused_kernel_on_cpu(tmp_path, blocking, *start, steps), start, steps)
+
+
+# --- the persistent kernel on the CPU ---------------------------------------------------------
+
+_PERSISTENT_MAIN = r"""
+#include "cuda_threads_on_cpu.h"
+#include "gray_scott.cu"
+#include "persistent_on_cpu.cu"
+// argv: rows cols tile_rows tile_cols halo depth du dv feed kill dt, then each launch's steps;
+// U then V (float32) on stdin, U then V after the launches on stdout.
+int main(int argc, char** argv)
+{
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]), cells = rows * cols;
+    const int tile_rows = atoi(argv[3]), tile_cols = atoi(argv[4]), halo = atoi(argv[5]), depth = atoi(argv[6]);
+    const dim3 grid = {(unsigned) ((cols + tile_cols - 1) / tile_cols), (unsigned) ((rows + tile_rows - 1) / tile_rows), 1};
+    const size_t shared = 2 * (tile_rows + 2 * halo) * (tile_cols + 2 * halo);
+    float p[5];
+    for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
+    std::vector<float> state(4 * cells);
+    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
+    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
+    for (int k = 12; k < argc; ++k) {
+        const int steps = atoi(argv[k]);
+        launch_cooperative(grid, {PERSISTENT_THREADS, 1, 1}, shared, [&] {
+            gray_scott_persistent(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps,
+                                  tile_rows, tile_cols, halo, depth);
+        });
+        std::swap(u, u_next), std::swap(v, v_next);
+    }
+    fwrite(u, sizeof(float), cells, stdout);
+    fwrite(v, sizeof(float), cells, stdout);
+    return 0;
+}
+"""
+
+
+def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: list[int]):
+    """(U, V) after one cooperative launch of the persistent kernel for each of `launches` (its
+    steps), every thread of every block a thread of the CPU. The kernel's dynamic shared memory
+    is rewritten as the course's checkers do (gs_course.cuda_on_cpu), here one arena a block."""
+    source = Path(persistent_tiles.__file__).parent
+    (tmp_path / "persistent_on_cpu.cu").write_text(cuda_on_cpu.shared_memory_as_cpu((source / "persistent.cu").read_text()))
+    (tmp_path / "main.cpp").write_text(_PERSISTENT_MAIN)
+    program = tmp_path / "persistent"
+    # tests/ first: its cooperative_groups.h stands for CUDA's.
+    subprocess.run(["g++", "-O1", "-std=c++17", "-w", "-pthread", f"-I{Path(__file__).parent}", f"-I{source}",
+                    f"-I{tmp_path}", *tiles.compile_options(), str(tmp_path / "main.cpp"), "-o", str(program)],
+                   check=True, timeout=120)
+    rows, cols = u.shape
+    p = PARAMS
+    arguments = [rows, cols, tiles.tile_rows, tiles.tile_cols, tiles.halo, tiles.depth, p.du, p.dv, p.feed, p.kill,
+                 p.dt, *launches]
+    done = subprocess.run([str(program), *map(str, arguments)], input=np.concatenate((u, v)).tobytes(),
+                          capture_output=True, check=True, timeout=120)
+    return np.frombuffer(done.stdout, np.float32).reshape(2, rows, cols)
+
+
+# On 13 x 22: a barrier every step; an exchange every 2 steps with a ring of 3 (so that the last
+# phase of a launch is shorter); tiles smaller than their ring, the last ones cut by the grid's
+# edge; one block alone (no neighbour); strips longer than the tiles.
+ON_CHIP = [OnChip(5, 8, halo=1, strip=2), OnChip(4, 7, halo=3, depth=2, strip=3), OnChip(3, 5, halo=4, strip=4),
+           OnChip(13, 22, halo=2, strip=5), OnChip(6, 9, halo=2, strip=16)]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
+@pytest.mark.parametrize("tiles", ON_CHIP, ids=str)
+def test_the_persistent_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, tiles):
+    """Launches of 7 steps (more than one phase, the last shorter), 1 step and 2; dt = 0.7."""
+    start = _random_state(13, 22, seed=6)
+    _assert_model(_persistent_kernel_on_cpu(tmp_path, tiles, *start, [7, 1, 2]), start, 10)
+
+
+def test_the_course_grid_stays_on_chip_of_an_h200():
+    """1080 x 1920 on 132 SMs: 11 x 12 tiles of 90 x 175 cells (15,750, the fewest any tiling
+    gives the largest block), under 227 KB of shared memory and 1,024 threads a block."""
+    tiles = OnChip.for_grid(1080, 1920, 132)
+    assert (tiles.tile_rows, tiles.tile_cols) == (90, 175) and tiles.grid(1080, 1920) == (11, 12)
+    assert tiles.threads <= persistent_tiles.MAX_THREADS and tiles.shared_bytes <= temporal_blocking.MAX_SHARED_BYTES
+    # the strips cover the region but its outermost ring, with fewer than one strip of threads to spare
+    rows, cols = tiles.region
+    assert (cols - 2) * (tiles.threads // (cols - 2)) * tiles.strip >= (cols - 2) * (rows - 2)
+    assert (tiles.threads // (cols - 2) - 1) * tiles.strip < rows - 2
+
+
+def test_tiles_cover_any_grid_with_the_blocks_given():
+    for rows, cols, blocks in [(13, 22, 6), (61, 83, 132), (16, 1000, 7), (1000, 16, 132), (17, 19, 1)]:
+        tiles = OnChip.for_grid(rows, cols, blocks, halo=2)
+        blocks_x, blocks_y = tiles.grid(rows, cols)
+        assert blocks_x * blocks_y <= blocks
+        assert (blocks_x - 1) * tiles.tile_cols < cols <= blocks_x * tiles.tile_cols
+        assert (blocks_y - 1) * tiles.tile_rows < rows <= blocks_y * tiles.tile_rows
+
+
+def test_a_grid_too_big_for_the_chip_is_refused_in_one_line():
+    with pytest.raises(NotOnChip, match=r"^a 2048 x 2048 grid in tiles of 171 x 187 needs 279,240 bytes of shared "
+                                        r"memory a block, more than the 232,448 a block may have$"):
+        OnChip.for_grid(2048, 2048, 132)
+    with pytest.raises(NotOnChip, match="needs 9 blocks resident at once, more than the 6 the GPU can hold"):
+        OnChip(5, 8).check_fits(13, 22, resident_blocks=6)
+    with pytest.raises(NotOnChip, match="needs 10000 threads a block, more than 1024"):
+        OnChip(100, 100, halo=1, strip=1).check_fits(100, 100)
+    with pytest.raises(ValueError, match="every 1 to halo = 2 steps, not 3"):
+        OnChip(8, 8, halo=2, depth=3)
 
 
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------

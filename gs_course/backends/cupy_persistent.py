@@ -1,0 +1,66 @@
+"""CuPy's `persistent` kernel on the GPU: its compilation, whether a grid stays on chip here (the
+blocks a cooperative launch may have, from CUDA's occupancy calculator), and its launch.
+persistent_tiles.py explains the scheme; cupy_backend.CupyPersistent is the formulation.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import cupy
+import numpy as np
+
+from .cuda_source import GRAY_SCOTT_CU, PERSISTENT_CU
+from .persistent_tiles import HALO, NotOnChip, OnChip
+from .temporal_blocking import MAX_SHARED_BYTES
+
+
+@functools.cache
+def persistent_kernel(options: tuple[str, ...]) -> cupy.RawKernel:
+    """gray_scott_persistent compiled with `options` (OnChip.compile_options: the strip and the
+    threads), for a cooperative launch: CuPy then launches it with cuLaunchCooperativeKernel."""
+    kernel = cupy.RawKernel(GRAY_SCOTT_CU + PERSISTENT_CU, "gray_scott_persistent", options=options,
+                            enable_cooperative_groups=True)
+    kernel.compile()
+    return kernel
+
+
+def _device_limits() -> tuple[int, int]:
+    """(multiprocessors, shared memory a block may ask for) of the current GPU; NotOnChip where it
+    cannot launch cooperative kernels."""
+    attributes = cupy.cuda.Device().attributes
+    if not attributes.get("CooperativeLaunch"):
+        raise NotOnChip("this GPU cannot launch cooperative kernels")
+    return attributes["MultiProcessorCount"], attributes.get("MaxSharedMemoryPerBlockOptin", MAX_SHARED_BYTES)
+
+
+def resident_blocks(tiles: OnChip) -> int:
+    """How many blocks of the kernel for `tiles` the GPU holds at once: what CUDA's occupancy
+    calculator gives an SM for its threads, registers and shared memory, times the SMs."""
+    kernel = persistent_kernel(tiles.compile_options())
+    kernel.max_dynamic_shared_size_bytes = tiles.shared_bytes  # over 48 KB needs asking
+    per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, tiles.threads,
+                                                                        tiles.shared_bytes)
+    return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
+
+
+def plan(rows: int, cols: int, tiles: OnChip | None = None, halo: int = HALO) -> OnChip:
+    """The tiles of a rows x cols grid (one block an SM, `halo` as given, unless `tiles` says),
+    checked against what this GPU holds at once; NotOnChip, with the reason, where they do not fit."""
+    sms, max_shared = _device_limits()
+    tiles = tiles or OnChip.for_grid(rows, cols, sms, halo, max_shared=max_shared)
+    tiles.check_fits(rows, cols, max_shared)  # before compiling for threads and shared memory it cannot have
+    tiles.check_fits(rows, cols, max_shared, resident_blocks(tiles))
+    return tiles
+
+
+def launch_persistent(u, v, u_next, v_next, step_scalars: tuple, steps: int, tiles: OnChip) -> None:
+    """Queue ONE cooperative launch of `steps` >= 1 steps from (u, v) to (u_next, v_next) on the
+    current stream; (u, v) serve as a buffer of borders and no longer hold the state after it.
+    `plan` has checked that the grid's blocks are resident at once (CuPy would shrink a 1-D grid
+    that is not, with a warning, and refuse a 2-D one)."""
+    kernel = persistent_kernel(tiles.compile_options())
+    geometry = (np.int32(steps), np.int32(tiles.tile_rows), np.int32(tiles.tile_cols), np.int32(tiles.halo),
+                np.int32(tiles.depth))
+    kernel(tiles.grid(*u.shape), (tiles.threads,), (u, v, u_next, v_next, *step_scalars, *geometry),
+           shared_mem=tiles.shared_bytes)
