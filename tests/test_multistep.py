@@ -294,6 +294,67 @@ def test_cupy_multistep_matches_the_model_at_every_depth(grid):
 
 
 
+def _cupy_on_gpu():
+    if not backends.probe("cupy").on_gpu:
+        pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
+    from gs_course.backends import cupy_backend
+
+    return cupy_backend
+
+
+def _gpu_on_chip(grid, sms):
+    """The default tiles (one block an SM, HALO), a barrier every step, an exchange every 2 steps
+    with a ring of 3; on the small grids also tiles of a few cells, smaller than their ring."""
+    tilings = [None, OnChip.for_grid(*grid, sms, halo=1), OnChip.for_grid(*grid, sms, halo=3, depth=2)]
+    if grid[0] * grid[1] < 5000:
+        tilings += [OnChip(5, 8, halo=1, strip=2), OnChip(7, 11, halo=3, depth=2, strip=4), OnChip(6, 5, halo=5, strip=32)]
+    return tilings
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grid", [(37, 53), (61, 24), (203, 517)])
+def test_cupy_persistent_matches_the_model_for_any_steps(grid):
+    """Advances that end inside a phase between two exchanges, of one step, and of none."""
+    cupy_backend = _cupy_on_gpu()
+    import cupy
+
+    start = _random_state(*grid, seed=7)
+    for tiles in _gpu_on_chip(grid, cupy.cuda.Device().attributes["MultiProcessorCount"]):
+        sim = cupy_backend.CupyPersistent(PARAMS, *grid, tiles)
+        assert sim.tiles is not None, f"{tiles} fell back to multistep"
+        depth = sim.tiles.depth
+        sim.set_state(*start)
+        for steps in (depth + 1, 0, 1, 2 * depth + 3):
+            sim.advance(steps)
+        _assert_model(sim.fetch(), start, 3 * depth + 5)
+
+
+@pytest.mark.gpu
+def test_cupy_persistent_keeps_the_course_grid_on_chip():
+    """1080 x 1920 with the default tiles (one block an SM): every block resident, the model's
+    values after a launch of two phases and a shorter third."""
+    cupy_backend = _cupy_on_gpu()
+    start = _random_state(1080, 1920, seed=8)
+    sim = cupy_backend.CupyPersistent(PARAMS, 1080, 1920)
+    assert sim.tiles is not None
+    sim.set_state(*start)
+    sim.advance(2 * sim.tiles.depth + 1)
+    _assert_model(sim.fetch(), start, 2 * sim.tiles.depth + 1)
+
+
+@pytest.mark.gpu
+def test_cupy_persistent_runs_multistep_where_the_grid_is_too_big(capfd):
+    cupy_backend = _cupy_on_gpu()
+    sim = cupy_backend.CupyPersistent(PARAMS, 2048, 2048)
+    line = capfd.readouterr().err.strip()
+    assert sim.tiles is None and line.startswith("cupy/persistent: a 2048 x 2048 grid in tiles of ")
+    assert line.endswith(": running cupy/multistep instead") and "\n" not in line
+    start = _random_state(2048, 2048, seed=9)
+    sim.set_state(*start)
+    sim.advance(3)
+    _assert_model(sim.fetch(), start, 3)
+
+
 @pytest.mark.parametrize("block", [(8, 16), (32, 32)], ids=str)
 def test_jax_pallas_blocks_match_the_model(block):
     """Blocks that do not divide the grid, and one larger than it; in Pallas's interpreter on a CPU."""
