@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <utility>
 #include <vector>
 
 struct dim3 {
@@ -101,4 +102,21 @@ template <class F> static void launch_cooperative(dim3 grid, dim3 block, size_t 
     run_threads(starts);
     for (pthread_barrier_t& barrier : barriers) pthread_barrier_destroy(&barrier);
     pthread_barrier_destroy(&grid_barrier);
+}
+
+// The tests' programs: U then V (float32, `cells` each) from stdin, then for each of the
+// `launches` numbers of steps, launch_steps(u, v, u_next, v_next, steps) and the two pairs swapped,
+// then U and V to stdout. Returns main's exit status.
+template <class F> static int launches_from_stdin(int cells, int launches, char** steps, F launch_steps)
+{
+    std::vector<float> state(4 * cells);
+    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
+    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
+    for (int k = 0; k < launches; ++k) {
+        launch_steps(u, v, u_next, v_next, atoi(steps[k]));
+        std::swap(u, u_next), std::swap(v, v_next);
+    }
+    fwrite(u, sizeof(float), cells, stdout);
+    fwrite(v, sizeof(float), cells, stdout);
+    return 0;
 }

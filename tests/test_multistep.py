@@ -121,22 +121,14 @@ _MAIN = r"""
 // U then V (float32) on stdin, U then V after the launches on stdout.
 int main(int argc, char** argv)
 {
-    const int rows = atoi(argv[1]), cols = atoi(argv[2]), cells = rows * cols;
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]);
     const dim3 grid = {(unsigned) atoi(argv[3]), (unsigned) atoi(argv[4]), 1};
     const dim3 block = {(unsigned) atoi(argv[5]), (unsigned) atoi(argv[6]), 1};
     float p[5];
     for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
-    std::vector<float> state(4 * cells);
-    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
-    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
-    for (int k = 12; k < argc; ++k) {
-        const int steps = atoi(argv[k]);
+    return launches_from_stdin(rows * cols, argc - 12, argv + 12, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
         launch(grid, block, [&] { gray_scott_fused(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps); });
-        std::swap(u, u_next), std::swap(v, v_next);
-    }
-    fwrite(u, sizeof(float), cells, stdout);
-    fwrite(v, sizeof(float), cells, stdout);
-    return 0;
+    });
 }
 """
 
@@ -175,26 +167,18 @@ _PERSISTENT_MAIN = r"""
 // U then V (float32) on stdin, U then V after the launches on stdout.
 int main(int argc, char** argv)
 {
-    const int rows = atoi(argv[1]), cols = atoi(argv[2]), cells = rows * cols;
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]);
     const int tile_rows = atoi(argv[3]), tile_cols = atoi(argv[4]), halo = atoi(argv[5]), depth = atoi(argv[6]);
     const dim3 grid = {(unsigned) ((cols + tile_cols - 1) / tile_cols), (unsigned) ((rows + tile_rows - 1) / tile_rows), 1};
     const size_t shared = 2 * (tile_rows + 2 * halo) * (tile_cols + 2 * halo);
     float p[5];
     for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
-    std::vector<float> state(4 * cells);
-    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
-    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
-    for (int k = 12; k < argc; ++k) {
-        const int steps = atoi(argv[k]);
+    return launches_from_stdin(rows * cols, argc - 12, argv + 12, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
         launch_cooperative(grid, {PERSISTENT_THREADS, 1, 1}, shared, [&] {
             gray_scott_persistent(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps,
                                   tile_rows, tile_cols, halo, depth);
         });
-        std::swap(u, u_next), std::swap(v, v_next);
-    }
-    fwrite(u, sizeof(float), cells, stdout);
-    fwrite(v, sizeof(float), cells, stdout);
-    return 0;
+    });
 }
 """
 
@@ -222,9 +206,9 @@ def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: lis
 
 # On 13 x 22: a barrier every step; an exchange every 2 steps with a ring of 3 (so that the last
 # phase of a launch is shorter); tiles smaller than their ring, the last ones cut by the grid's
-# edge; one block alone (no neighbour); strips longer than the tiles.
+# edge; one block alone (no neighbour); strips longer than the tiles; tiles of one row.
 ON_CHIP = [OnChip(5, 8, halo=1, strip=2), OnChip(4, 7, halo=3, depth=2, strip=3), OnChip(3, 5, halo=4, strip=4),
-           OnChip(13, 22, halo=2, strip=5), OnChip(6, 9, halo=2, strip=16)]
+           OnChip(13, 22, halo=2, strip=5), OnChip(6, 9, halo=2, strip=16), OnChip(1, 2, halo=2, strip=3)]
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
@@ -264,8 +248,12 @@ def test_a_grid_too_big_for_the_chip_is_refused_in_one_line():
         OnChip(5, 8).check_fits(13, 22, resident_blocks=6)
     with pytest.raises(NotOnChip, match="needs 10000 threads a block, more than 1024"):
         OnChip(100, 100, halo=1, strip=1).check_fits(100, 100)
-    with pytest.raises(ValueError, match="every 1 to halo = 2 steps, not 3"):
+    with pytest.raises(ValueError, match=r"every 1 to halo steps \(a ring of 2\), not 3$"):
         OnChip(8, 8, halo=2, depth=3)
+    with pytest.raises(ValueError, match="tiles and strips of at least one cell"):
+        OnChip(0, 8)
+    with pytest.raises(ValueError, match="tiles and strips of at least one cell"):
+        OnChip(8, 8, halo=0)
 
 
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------

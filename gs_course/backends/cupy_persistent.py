@@ -11,44 +11,43 @@ import cupy
 import numpy as np
 
 from .cuda_source import GRAY_SCOTT_CU, PERSISTENT_CU
-from .persistent_tiles import HALO, NotOnChip, OnChip
-from .temporal_blocking import MAX_SHARED_BYTES
+from .persistent_tiles import NotOnChip, OnChip
+
+
+def _max_shared() -> int:
+    """The shared memory a block of the current GPU may ask for (227 KB on an H200)."""
+    return cupy.cuda.Device().attributes["MaxSharedMemoryPerBlockOptin"]
 
 
 @functools.cache
 def persistent_kernel(options: tuple[str, ...]) -> cupy.RawKernel:
     """gray_scott_persistent compiled with `options` (OnChip.compile_options: the strip and the
-    threads), for a cooperative launch: CuPy then launches it with cuLaunchCooperativeKernel."""
+    threads), for a cooperative launch (CuPy then launches it with cuLaunchCooperativeKernel),
+    allowed all the dynamic shared memory a block may have: every tiling of these options fits."""
     kernel = cupy.RawKernel(GRAY_SCOTT_CU + PERSISTENT_CU, "gray_scott_persistent", options=options,
                             enable_cooperative_groups=True)
     kernel.compile()
+    kernel.max_dynamic_shared_size_bytes = _max_shared()  # over 48 KB needs asking
     return kernel
-
-
-def _device_limits() -> tuple[int, int]:
-    """(multiprocessors, shared memory a block may ask for) of the current GPU; NotOnChip where it
-    cannot launch cooperative kernels."""
-    attributes = cupy.cuda.Device().attributes
-    if not attributes.get("CooperativeLaunch"):
-        raise NotOnChip("this GPU cannot launch cooperative kernels")
-    return attributes["MultiProcessorCount"], attributes.get("MaxSharedMemoryPerBlockOptin", MAX_SHARED_BYTES)
 
 
 def resident_blocks(tiles: OnChip) -> int:
     """How many blocks of the kernel for `tiles` the GPU holds at once: what CUDA's occupancy
     calculator gives an SM for its threads, registers and shared memory, times the SMs."""
     kernel = persistent_kernel(tiles.compile_options())
-    kernel.max_dynamic_shared_size_bytes = tiles.shared_bytes  # over 48 KB needs asking
     per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kernel.kernel.ptr, tiles.threads,
                                                                         tiles.shared_bytes)
     return per_sm * cupy.cuda.Device().attributes["MultiProcessorCount"]
 
 
-def plan(rows: int, cols: int, tiles: OnChip | None = None, halo: int = HALO) -> OnChip:
-    """The tiles of a rows x cols grid (one block an SM, `halo` as given, unless `tiles` says),
+def plan(rows: int, cols: int, tiles: OnChip | None = None) -> OnChip:
+    """The tiles of a rows x cols grid (OnChip.for_grid's, one block an SM, unless `tiles` says),
     checked against what this GPU holds at once; NotOnChip, with the reason, where they do not fit."""
-    sms, max_shared = _device_limits()
-    tiles = tiles or OnChip.for_grid(rows, cols, sms, halo, max_shared=max_shared)
+    attributes = cupy.cuda.Device().attributes
+    if not attributes.get("CooperativeLaunch"):
+        raise NotOnChip("this GPU cannot launch cooperative kernels")
+    sms, max_shared = attributes["MultiProcessorCount"], _max_shared()
+    tiles = tiles or OnChip.for_grid(rows, cols, sms, max_shared=max_shared)
     tiles.check_fits(rows, cols, max_shared)  # before compiling for threads and shared memory it cannot have
     tiles.check_fits(rows, cols, max_shared, resident_blocks(tiles))
     return tiles

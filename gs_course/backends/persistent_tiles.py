@@ -26,6 +26,7 @@ every thread has read the old values, then the strips are written back.
 from __future__ import annotations
 
 import dataclasses
+import math
 
 from .temporal_blocking import MAX_SHARED_BYTES
 
@@ -57,12 +58,10 @@ class OnChip:
     strip: int = 16
 
     def __post_init__(self):
-        if self.depth is None:
-            object.__setattr__(self, "depth", self.halo)
-        if min(self.tile_rows, self.tile_cols, self.halo, self.strip) < 1:
-            raise ValueError(f"{self}: tile, halo and strip must all be at least 1")
-        if not 1 <= self.depth <= self.halo:
-            raise ValueError(f"{self}: an exchange comes every 1 to halo = {self.halo} steps, not {self.depth}")
+        object.__setattr__(self, "depth", self.halo if self.depth is None else self.depth)
+        if min(self.tile_rows, self.tile_cols, self.strip) < 1 or not 1 <= self.depth <= self.halo:
+            raise ValueError(f"{self}: tiles and strips of at least one cell, and an exchange every 1 to halo "
+                             f"steps (a ring of {self.halo}), not {self.depth}")
 
     @property
     def region(self) -> tuple[int, int]:
@@ -71,8 +70,7 @@ class OnChip:
 
     @property
     def shared_bytes(self) -> int:
-        rows, cols = self.region
-        return rows * cols * ON_CHIP_BYTES_PER_CELL
+        return math.prod(self.region) * ON_CHIP_BYTES_PER_CELL
 
     @property
     def threads(self) -> int:
