@@ -163,20 +163,21 @@ _PERSISTENT_MAIN = r"""
 #include "cuda_threads_on_cpu.h"
 #include "gray_scott.cu"
 #include "persistent_on_cpu.cu"
-// argv: rows cols tile_rows tile_cols halo depth du dv feed kill dt, then each launch's steps;
+// argv: rows cols tile_rows tile_cols halo depth strip du dv feed kill dt, then each launch's steps;
 // U then V (float32) on stdin, U then V after the launches on stdout.
 int main(int argc, char** argv)
 {
     const int rows = atoi(argv[1]), cols = atoi(argv[2]);
     const int tile_rows = atoi(argv[3]), tile_cols = atoi(argv[4]), halo = atoi(argv[5]), depth = atoi(argv[6]);
+    const int strip = atoi(argv[7]);
     const dim3 grid = {(unsigned) ((cols + tile_cols - 1) / tile_cols), (unsigned) ((rows + tile_rows - 1) / tile_rows), 1};
     const size_t shared = 2 * (tile_rows + 2 * halo) * (tile_cols + 2 * halo);
     float p[5];
-    for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
-    return launches_from_stdin(rows * cols, argc - 12, argv + 12, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
+    for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[8 + k]);
+    return launches_from_stdin(rows * cols, argc - 13, argv + 13, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
         launch_cooperative(grid, {PERSISTENT_THREADS, 1, 1}, shared, [&] {
             gray_scott_persistent(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps,
-                                  tile_rows, tile_cols, halo, depth);
+                                  tile_rows, tile_cols, halo, depth, strip);
         });
     });
 }
@@ -197,8 +198,8 @@ def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: lis
                    check=True, timeout=120)
     rows, cols = u.shape
     p = PARAMS
-    arguments = [rows, cols, tiles.tile_rows, tiles.tile_cols, tiles.halo, tiles.depth, p.du, p.dv, p.feed, p.kill,
-                 p.dt, *launches]
+    arguments = [rows, cols, tiles.tile_rows, tiles.tile_cols, tiles.halo, tiles.depth, tiles.strip, p.du, p.dv, p.feed,
+                 p.kill, p.dt, *launches]
     done = subprocess.run([str(program), *map(str, arguments)], input=np.concatenate((u, v)).tobytes(),
                           capture_output=True, check=True, timeout=120)
     return np.frombuffer(done.stdout, np.float32).reshape(2, rows, cols)
@@ -206,9 +207,11 @@ def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: lis
 
 # On 13 x 22: a barrier every step; an exchange every 2 steps with a ring of 3 (so that the last
 # phase of a launch is shorter); tiles smaller than their ring, the last ones cut by the grid's
-# edge; one block alone (no neighbour); strips longer than the tiles; tiles of one row.
-ON_CHIP = [OnChip(5, 8, halo=1, strip=2), OnChip(4, 7, halo=3, depth=2, strip=3), OnChip(3, 5, halo=4, strip=4),
-           OnChip(13, 22, halo=2, strip=5), OnChip(6, 9, halo=2, strip=16), OnChip(1, 2, halo=2, strip=3)]
+# edge; one block alone (no neighbour); strips longer than the tiles; tiles of one row; chunks of
+# one row, chunks that do not divide the strip, chunks longer than it.
+ON_CHIP = [OnChip(5, 8, halo=1, strip=2, chunk=1), OnChip(4, 7, halo=3, depth=2, strip=3, chunk=2),
+           OnChip(3, 5, halo=4, strip=4), OnChip(13, 22, halo=2, strip=5, chunk=2), OnChip(6, 9, halo=2, strip=16, chunk=3),
+           OnChip(1, 2, halo=2, strip=3, chunk=8), OnChip(7, 11, halo=1, strip=7, chunk=3)]
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
@@ -250,10 +253,9 @@ def test_a_grid_too_big_for_the_chip_is_refused_in_one_line():
         OnChip(100, 100, halo=1, strip=1).check_fits(100, 100)
     with pytest.raises(ValueError, match=r"every 1 to halo steps \(a ring of 2\), not 3$"):
         OnChip(8, 8, halo=2, depth=3)
-    with pytest.raises(ValueError, match="tiles and strips of at least one cell"):
-        OnChip(0, 8)
-    with pytest.raises(ValueError, match="tiles and strips of at least one cell"):
-        OnChip(8, 8, halo=0)
+    for wrong in ({"tile_rows": 0}, {"halo": 0}, {"strip": 0}, {"chunk": 0}):
+        with pytest.raises(ValueError, match="tiles, strips and chunks of at least one cell"):
+            OnChip(**{"tile_rows": 8, "tile_cols": 8, **wrong})
 
 
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------
@@ -295,7 +297,8 @@ def _gpu_on_chip(grid, sms):
     with a ring of 3; on the small grids also tiles of a few cells, smaller than their ring."""
     tilings = [None, OnChip.for_grid(*grid, sms, halo=1), OnChip.for_grid(*grid, sms, halo=3, depth=2)]
     if grid[0] * grid[1] < 5000:
-        tilings += [OnChip(5, 8, halo=1, strip=2), OnChip(7, 11, halo=3, depth=2, strip=4), OnChip(6, 5, halo=5, strip=32)]
+        tilings += [OnChip(5, 8, halo=1, strip=2, chunk=1), OnChip(7, 11, halo=3, depth=2, strip=4, chunk=3),
+                    OnChip(6, 5, halo=5, strip=32, chunk=8)]
     return tilings
 
 

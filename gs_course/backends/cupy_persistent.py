@@ -21,7 +21,7 @@ def _max_shared() -> int:
 
 @functools.cache
 def persistent_kernel(options: tuple[str, ...]) -> cupy.RawKernel:
-    """gray_scott_persistent compiled with `options` (OnChip.compile_options: the strip and the
+    """gray_scott_persistent compiled with `options` (OnChip.compile_options: the chunk and the
     threads), for a cooperative launch (CuPy then launches it with cuLaunchCooperativeKernel),
     allowed all the dynamic shared memory a block may have: every tiling of these options fits."""
     kernel = cupy.RawKernel(GRAY_SCOTT_CU + PERSISTENT_CU, "gray_scott_persistent", options=options,
@@ -59,7 +59,7 @@ def launch_persistent(u, v, u_next, v_next, step_scalars: tuple, steps: int, til
     `plan` has checked that the grid's blocks are resident at once (CuPy would shrink a 1-D grid
     that is not, with a warning, and refuse a 2-D one)."""
     kernel = persistent_kernel(tiles.compile_options())
-    geometry = (np.int32(steps), np.int32(tiles.tile_rows), np.int32(tiles.tile_cols), np.int32(tiles.halo),
-                np.int32(tiles.depth))
+    geometry = tuple(np.int32(n) for n in (steps, tiles.tile_rows, tiles.tile_cols, tiles.halo, tiles.depth,
+                                           tiles.strip))
     kernel(tiles.grid(*u.shape), (tiles.threads,), (u, v, u_next, v_next, *step_scalars, *geometry),
            shared_mem=tiles.shared_bytes)

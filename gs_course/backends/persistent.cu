@@ -16,12 +16,10 @@
 // hold the state after the launch.
 #include <cooperative_groups.h>
 
-// Rows of one column of the region each thread computes in a step, with their new values held in
-// registers until every thread has read the old ones (the region has a single copy in shared
-// memory: two would not fit on chip for the course grid). A compile-time constant, so that the
-// strip's loop unrolls and its arrays stay in registers.
-#ifndef PERSISTENT_STRIP
-#define PERSISTENT_STRIP 16
+// Rows of a strip a thread computes between two of its block's barriers (a compile-time constant,
+// so that the loop over them unrolls and their new values stay in registers; see on_chip_step).
+#ifndef PERSISTENT_CHUNK
+#define PERSISTENT_CHUNK 8
 #endif
 // Threads a block: tells the compiler how many registers a thread may use.
 #ifndef PERSISTENT_THREADS
@@ -63,67 +61,90 @@ __device__ __forceinline__ float on_chip_row_sum(const float* a, int stride, int
     return line[-1] + line[0] + line[1];
 }
 
-// One step on the region's rows and columns [ring, size - ring) (the rest of the region left as
-// it is), in place: each thread computes a strip of PERSISTENT_STRIP rows of one column into
-// registers, the block waits until every thread has read the step's old values, then writes them.
+// Writes a new value of the region's row r, column c, where the step computes it.
+__device__ __forceinline__ void store_computed(float* region, int region_rows, int region_cols, int ring, int top,
+                                               int rows, int r, int c, float value)
+{
+    if (r >= ring && r < region_rows - ring && top + r >= 0 && top + r < rows) region[r * region_cols + c] = value;
+}
+
+// One step on the region's rows and columns [ring, size - ring) (the rest left as it is), IN PLACE:
+// the region has one copy in shared memory (two would not fit on chip for the course grid). Each
+// thread walks down a strip of `strip` rows of one column, row sums in registers, in chunks of
+// PERSISTENT_CHUNK rows with a barrier of the block after each chunk. A row's old value is read
+// last by the threads of its strip while they compute the row above it (or, for a strip's first
+// row, by the strip above in its last chunk): so the first row of a chunk is written at once, its
+// other rows after the chunk's barrier, and the strip's first row after the last barrier.
 __device__ __forceinline__ void on_chip_step(
-    float* region_u, float* region_v, int region_rows, int region_cols, int ring, int top, int left,
+    float* region_u, float* region_v, int region_rows, int region_cols, int strip, int ring, int top, int left,
     int rows, int cols, float du, float dv, float feed, float kill, float dt)
 {
     // Strips cover the region but its outermost ring (whose neighbours are not on chip).
     const int strip_cols = region_cols - 2;
     const int c = 1 + (int) threadIdx.x % strip_cols;
-    const int first = 1 + (int) threadIdx.x / strip_cols * PERSISTENT_STRIP;
-    const int end = first + PERSISTENT_STRIP < region_rows - 1 ? first + PERSISTENT_STRIP : region_rows - 1;
+    const int first = 1 + (int) threadIdx.x / strip_cols * strip;
+    const int end = first + strip < region_rows - 1 ? first + strip : region_rows - 1;
     const int col = left + c;
     const bool column_computed = c >= ring && c < region_cols - ring && col >= 0 && col < cols && first < end;
-    float next_u[PERSISTENT_STRIP], next_v[PERSISTENT_STRIP];
+    float centre_u = 0.0f, centre_v = 0.0f, above_u = 0.0f, above_v = 0.0f, here_u = 0.0f, here_v = 0.0f;
     if (column_computed) {
-        float centre_u, centre_v, below_centre_u, below_centre_v;
-        float above_u = on_chip_row_sum(region_u, region_cols, first - 1, c, &centre_u);
-        float above_v = on_chip_row_sum(region_v, region_cols, first - 1, c, &centre_v);
-        float here_u = on_chip_row_sum(region_u, region_cols, first, c, &centre_u);
-        float here_v = on_chip_row_sum(region_v, region_cols, first, c, &centre_v);
+        above_u = on_chip_row_sum(region_u, region_cols, first - 1, c, &centre_u);
+        above_v = on_chip_row_sum(region_v, region_cols, first - 1, c, &centre_v);
+        here_u = on_chip_row_sum(region_u, region_cols, first, c, &centre_u);
+        here_v = on_chip_row_sum(region_v, region_cols, first, c, &centre_v);
+    }
+    float next_u[PERSISTENT_CHUNK], next_v[PERSISTENT_CHUNK], first_u = 0.0f, first_v = 0.0f;
+    const int chunks = (strip + PERSISTENT_CHUNK - 1) / PERSISTENT_CHUNK;  // the same for every thread
+    for (int chunk = 0; chunk < chunks; ++chunk) {
+        const int chunk_first = first + chunk * PERSISTENT_CHUNK;
+        if (column_computed) {
 #pragma unroll
-        for (int k = 0; k < PERSISTENT_STRIP; ++k) {
-            const int r = first + k, row = top + r;
-            if (r >= end) break;
-            const float below_u = on_chip_row_sum(region_u, region_cols, r + 1, c, &below_centre_u);
-            const float below_v = on_chip_row_sum(region_v, region_cols, r + 1, c, &below_centre_v);
-            if (r >= ring && r < region_rows - ring && row >= 0 && row < rows) {
-                const float in_grid = window_cells(row, col, rows, cols);
+            for (int k = 0; k < PERSISTENT_CHUNK; ++k) {
+                const int r = chunk_first + k, row = top + r;
+                if (r >= end) break;
+                float below_centre_u, below_centre_v;
+                const float below_u = on_chip_row_sum(region_u, region_cols, r + 1, c, &below_centre_u);
+                const float below_v = on_chip_row_sum(region_v, region_cols, r + 1, c, &below_centre_v);
+                const float in_grid = window_cells(row < 0 ? 0 : row < rows ? row : rows - 1, col, rows, cols);
                 gray_scott_update(centre_u, centre_v, above_u + here_u + below_u - in_grid * centre_u,
                                   above_v + here_v + below_v - in_grid * centre_v, du, dv, feed, kill, dt,
                                   &next_u[k], &next_v[k]);
+                above_u = here_u, here_u = below_u, centre_u = below_centre_u;
+                above_v = here_v, here_v = below_v, centre_v = below_centre_v;
             }
-            above_u = here_u, here_u = below_u, centre_u = below_centre_u;
-            above_v = here_v, here_v = below_v, centre_v = below_centre_v;
+            if (chunk == 0) {
+                first_u = next_u[0], first_v = next_v[0];
+            } else {
+                store_computed(region_u, region_rows, region_cols, ring, top, rows, chunk_first, c, next_u[0]);
+                store_computed(region_v, region_rows, region_cols, ring, top, rows, chunk_first, c, next_v[0]);
+            }
+        }
+        __syncthreads();
+        if (column_computed) {
+#pragma unroll
+            for (int k = 1; k < PERSISTENT_CHUNK; ++k) {
+                if (chunk_first + k >= end) break;
+                store_computed(region_u, region_rows, region_cols, ring, top, rows, chunk_first + k, c, next_u[k]);
+                store_computed(region_v, region_rows, region_cols, ring, top, rows, chunk_first + k, c, next_v[k]);
+            }
         }
     }
-    __syncthreads();
     if (column_computed) {
-#pragma unroll
-        for (int k = 0; k < PERSISTENT_STRIP; ++k) {
-            const int r = first + k, row = top + r;
-            if (r >= end) break;
-            if (r >= ring && r < region_rows - ring && row >= 0 && row < rows) {
-                region_u[r * region_cols + c] = next_u[k];
-                region_v[r * region_cols + c] = next_v[k];
-            }
-        }
+        store_computed(region_u, region_rows, region_cols, ring, top, rows, first, c, first_u);
+        store_computed(region_v, region_rows, region_cols, ring, top, rows, first, c, first_v);
     }
     __syncthreads();
 }
 
 // Launched on (blocks along columns, blocks along rows) blocks of PERSISTENT_THREADS or fewer
-// threads (at least (tile_cols + 2 halo - 2) x ceil((tile_rows + 2 halo - 2) / PERSISTENT_STRIP)),
+// threads (at least (tile_cols + 2 halo - 2) x ceil((tile_rows + 2 halo - 2) / strip)),
 // every block resident at once (a cooperative launch), with 2 * (tile_rows + 2 halo) *
 // (tile_cols + 2 halo) floats of dynamic shared memory: `steps` >= 1 steps from (u, v) to
 // (u_next, v_next), an exchange of borders every `depth` (1 to halo) steps.
 extern "C" __global__ void __launch_bounds__(PERSISTENT_THREADS, 1) gray_scott_persistent(
     float* u, float* v, float* u_next, float* v_next,
     int rows, int cols, float du, float dv, float feed, float kill, float dt,
-    int steps, int tile_rows, int tile_cols, int halo, int depth)
+    int steps, int tile_rows, int tile_cols, int halo, int depth, int strip)
 {
     extern __shared__ float on_chip[];
     const int region_rows = tile_rows + 2 * halo, region_cols = tile_cols + 2 * halo;
@@ -143,7 +164,7 @@ extern "C" __global__ void __launch_bounds__(PERSISTENT_THREADS, 1) gray_scott_p
     for (int done = 0;;) {
         const int phase = depth < steps - done ? depth : steps - done;
         for (int step = 1; step <= phase; ++step) {
-            on_chip_step(region_u, region_v, region_rows, region_cols, halo - phase + step, top, left, rows, cols,
+            on_chip_step(region_u, region_v, region_rows, region_cols, strip, halo - phase + step, top, left, rows, cols,
                          du, dv, feed, kill, dt);
         }
         done += phase;

@@ -18,9 +18,10 @@ launch, which CUDA refuses otherwise): the grid has at most as many blocks as th
 must fit in the SMs' shared memory. The course grid (1080 x 1920, U and V: 16.6 MB) does on an
 H200 (132 SMs x 227 KB); a grid that does not is run by `multistep` instead.
 
-The region has one copy in shared memory (two would not fit for the course grid): within a step,
-each thread computes a strip of `strip` rows of one column into registers, the block waits until
-every thread has read the old values, then the strips are written back.
+The region has one copy in shared memory (two would not fit for the course grid), updated in
+place: each thread walks down a strip of `strip` rows of one column, row sums in registers, in
+chunks of `chunk` rows with a barrier of the block between two chunks, so that no row is
+overwritten before every thread that needs its old value has read it (persistent.cu says when).
 """
 
 from __future__ import annotations
@@ -34,8 +35,6 @@ from .temporal_blocking import MAX_SHARED_BYTES
 ON_CHIP_BYTES_PER_CELL = 2 * 4
 #: The most threads a block may have.
 MAX_THREADS = 1024
-#: The longest strip a thread computes: its 2 x `strip` new values live in registers.
-MAX_STRIP = 32
 #: The default ring: up to 4 steps between two grid barriers, 5 % more cells computed on the
 #: course grid's tiles than 1 (a barrier every step).
 HALO = 4
@@ -48,19 +47,21 @@ class NotOnChip(ValueError):
 @dataclasses.dataclass(frozen=True)
 class OnChip:
     """The persistent kernel's shape: a tile of `tile_rows` x `tile_cols` cells a block, a ring of
-    `halo` cells, `depth` steps (1 to `halo`) between two exchanges of borders, and `strip` rows
-    of a column a thread computes (a compile-time constant of the kernel)."""
+    `halo` cells, `depth` steps (1 to `halo`) between two exchanges of borders, `strip` rows of a
+    column a thread computes, `chunk` of them between two barriers of its block (a compile-time
+    constant of the kernel: their new values wait in registers)."""
 
     tile_rows: int
     tile_cols: int
     halo: int = HALO
     depth: int | None = None
     strip: int = 16
+    chunk: int = 8
 
     def __post_init__(self):
         object.__setattr__(self, "depth", self.halo if self.depth is None else self.depth)
-        if min(self.tile_rows, self.tile_cols, self.strip) < 1 or not 1 <= self.depth <= self.halo:
-            raise ValueError(f"{self}: tiles and strips of at least one cell, and an exchange every 1 to halo "
+        if min(self.tile_rows, self.tile_cols, self.strip, self.chunk) < 1 or not 1 <= self.depth <= self.halo:
+            raise ValueError(f"{self}: tiles, strips and chunks of at least one cell, and an exchange every 1 to halo "
                              f"steps (a ring of {self.halo}), not {self.depth}")
 
     @property
@@ -84,7 +85,7 @@ class OnChip:
         return -(-cols // self.tile_cols), -(-rows // self.tile_rows)
 
     def compile_options(self) -> tuple[str, ...]:
-        return f"-DPERSISTENT_STRIP={self.strip}", f"-DPERSISTENT_THREADS={self.threads}"
+        return f"-DPERSISTENT_CHUNK={self.chunk}", f"-DPERSISTENT_THREADS={self.threads}"
 
     def check_fits(self, rows: int, cols: int, max_shared: int = MAX_SHARED_BYTES,
                    resident_blocks: int | None = None) -> None:
@@ -105,11 +106,11 @@ class OnChip:
 
     @classmethod
     def for_grid(cls, rows: int, cols: int, blocks: int, halo: int = HALO, depth: int | None = None,
-                 max_shared: int = MAX_SHARED_BYTES) -> OnChip:
+                 max_shared: int = MAX_SHARED_BYTES, max_threads: int = MAX_THREADS) -> OnChip:
         """The tiles of a rows x cols grid with at most `blocks` blocks: the smallest largest tile
         (the blocks run side by side, the largest sets the time), of the shortest perimeter among
-        equals (fewer cells to exchange); strips as short as MAX_THREADS threads allow (the fewest
-        registers). NotOnChip where that tiling does not fit."""
+        equals (fewer cells to exchange); strips as short as `max_threads` threads a block allow.
+        NotOnChip where that tiling does not fit."""
         tilings = set()
         for blocks_y in range(1, min(blocks, rows) + 1):
             tile_rows = -(-rows // blocks_y)
@@ -117,7 +118,7 @@ class OnChip:
             tilings.add((tile_rows * tile_cols, tile_rows + tile_cols, tile_rows, tile_cols))
         _, _, tile_rows, tile_cols = min(tilings)
         region_rows = tile_rows + 2 * halo
-        strip = -(-(region_rows - 2) // max(1, MAX_THREADS // (tile_cols + 2 * halo - 2)))
-        tiles = cls(tile_rows, tile_cols, halo, depth, min(max(strip, 1), MAX_STRIP))
+        strip = -(-(region_rows - 2) // max(1, max_threads // (tile_cols + 2 * halo - 2)))
+        tiles = cls(tile_rows, tile_cols, halo, depth, strip)
         tiles.check_fits(rows, cols, max_shared, blocks)
         return tiles
