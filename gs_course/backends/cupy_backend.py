@@ -28,8 +28,8 @@ import numpy as np
 
 from ..model import initial_state
 from ..parameters import STENCIL, Parameters
-from .base import PaddedSlices, Probe, Simulation, first_line
 from . import cupy_persistent
+from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
 from .temporal_blocking import BLOCKING, Blocking, launch_depths
 
