@@ -208,10 +208,12 @@ def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: lis
 # On 13 x 22: a barrier every step; an exchange every 2 steps with a ring of 3 (so that the last
 # phase of a launch is shorter); tiles smaller than their ring, the last ones cut by the grid's
 # edge; one block alone (no neighbour); strips longer than the tiles; tiles of one row; chunks of
-# one row, chunks that do not divide the strip, chunks longer than it.
+# one row, chunks that do not divide the strip, chunks longer than it; for_grid's choice (the
+# default ring and chunk) for 4 blocks of 32 threads at most.
 ON_CHIP = [OnChip(5, 8, halo=1, strip=2, chunk=1), OnChip(4, 7, halo=3, depth=2, strip=3, chunk=2),
            OnChip(3, 5, halo=4, strip=4), OnChip(13, 22, halo=2, strip=5, chunk=2), OnChip(6, 9, halo=2, strip=16, chunk=3),
-           OnChip(1, 2, halo=2, strip=3, chunk=8), OnChip(7, 11, halo=1, strip=7, chunk=3)]
+           OnChip(1, 2, halo=2, strip=3, chunk=8), OnChip(7, 11, halo=1, strip=7, chunk=3),
+           OnChip.for_grid(13, 22, 4, max_threads=32)]
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
