@@ -285,7 +285,6 @@ def test_cupy_multistep_matches_the_model_at_every_depth(grid):
             _assert_model(sim.fetch(), start, 3 * depth + 5)
 
 
-
 def _cupy_on_gpu():
     if not backends.probe("cupy").on_gpu:
         pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
