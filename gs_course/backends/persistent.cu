@@ -61,11 +61,18 @@ __device__ __forceinline__ float on_chip_row_sum(const float* a, int stride, int
     return line[-1] + line[0] + line[1];
 }
 
+// Whether a step on the region's rows [ring, region_rows - ring) computes its row r: in them and
+// in the grid.
+__device__ __forceinline__ bool row_computed(int r, int region_rows, int ring, int top, int rows)
+{
+    return r >= ring && r < region_rows - ring && top + r >= 0 && top + r < rows;
+}
+
 // Writes a new value of the region's row r, column c, where the step computes it.
 __device__ __forceinline__ void store_computed(float* region, int region_rows, int region_cols, int ring, int top,
                                                int rows, int r, int c, float value)
 {
-    if (r >= ring && r < region_rows - ring && top + r >= 0 && top + r < rows) region[r * region_cols + c] = value;
+    if (row_computed(r, region_rows, ring, top, rows)) region[r * region_cols + c] = value;
 }
 
 // One step on the region's rows and columns [ring, size - ring) (the rest left as it is), IN PLACE:
@@ -105,10 +112,12 @@ __device__ __forceinline__ void on_chip_step(
                 float below_centre_u, below_centre_v;
                 const float below_u = on_chip_row_sum(region_u, region_cols, r + 1, c, &below_centre_u);
                 const float below_v = on_chip_row_sum(region_v, region_cols, r + 1, c, &below_centre_v);
-                const float in_grid = window_cells(row < 0 ? 0 : row < rows ? row : rows - 1, col, rows, cols);
-                gray_scott_update(centre_u, centre_v, above_u + here_u + below_u - in_grid * centre_u,
-                                  above_v + here_v + below_v - in_grid * centre_v, du, dv, feed, kill, dt,
-                                  &next_u[k], &next_v[k]);
+                if (row_computed(r, region_rows, ring, top, rows)) {  // the rows above are still read
+                    const float in_grid = window_cells(row, col, rows, cols);
+                    gray_scott_update(centre_u, centre_v, above_u + here_u + below_u - in_grid * centre_u,
+                                      above_v + here_v + below_v - in_grid * centre_v, du, dv, feed, kill, dt,
+                                      &next_u[k], &next_v[k]);
+                }
                 above_u = here_u, here_u = below_u, centre_u = below_centre_u;
                 above_v = here_v, here_v = below_v, centre_v = below_centre_v;
             }
