@@ -224,6 +224,18 @@ def test_the_persistent_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, tiles
     _assert_model(_persistent_kernel_on_cpu(tmp_path, tiles, *start, [7, 1, 2]), start, 10)
 
 
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA compiler (nvcc) here")
+def test_the_persistent_kernel_compiles_as_cuda_for_an_h200(tmp_path):
+    """What g++ does not check: CUDA's own cooperative_groups.h and __launch_bounds__, for sm_90,
+    with the course grid's compile options."""
+    source = Path(persistent_tiles.__file__).parent
+    (tmp_path / "both.cu").write_text((source / "gray_scott.cu").read_text() + (source / "persistent.cu").read_text())
+    built = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-std=c++17", *OnChip.for_grid(1080, 1920, 132).compile_options(),
+                            "-o", str(tmp_path / "both.cubin"), str(tmp_path / "both.cu")],
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+
+
 def test_the_course_grid_stays_on_chip_of_an_h200():
     """1080 x 1920 on 132 SMs: 11 x 12 tiles of 90 x 175 cells (15,750, the fewest any tiling
     gives the largest block), under 227 KB of shared memory and 1,024 threads a block."""
