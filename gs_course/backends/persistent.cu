@@ -34,20 +34,32 @@ __device__ __forceinline__ int near_edge(int i, int size, int width)
     return i < width ? i : size - both + i;
 }
 
-// The cells of a rows x cols rectangle within `width` of its edge, shared by a block's threads:
-// visit(r, c) for each, r and c relative to the rectangle.
-template <class Visit>
-__device__ __forceinline__ void for_band(int rows, int cols, int width, Visit visit)
+// Cells a thread moves at once in an exchange: their loads are issued together, then their stores,
+// so that the latencies of global memory (which the barrier after them waits for) overlap.
+#define BAND_BATCH 3
+
+// The cells of a rows x cols rectangle within `width` of its edge, shared by a block's threads
+// BAND_BATCH at a time: gather(j, r, c) for each cell j of a batch (r and c relative to the
+// rectangle: it loads), then scatter(j) for each (it stores).
+template <class Gather, class Scatter>
+__device__ __forceinline__ void for_band(int rows, int cols, int width, Gather gather, Scatter scatter)
 {
     const int caps = 2 * width < rows ? 2 * width : rows;   // rows of the top and bottom bands
     const int sides = 2 * width < cols ? 2 * width : cols;  // columns of the sides between them
     const int cells = caps * cols + (rows - caps) * sides;
-    for (int k = threadIdx.x; k < cells; k += blockDim.x) {
-        if (k < caps * cols) {
-            visit(near_edge(k / cols, rows, width), k % cols);
-        } else {
-            const int side = k - caps * cols;
-            visit(width + side / sides, near_edge(side % sides, cols, width));
+    for (int base = threadIdx.x; base < cells; base += BAND_BATCH * blockDim.x) {
+#pragma unroll
+        for (int j = 0; j < BAND_BATCH; ++j) {
+            const int k = base + j * (int) blockDim.x, side = k - caps * cols;
+            if (k < caps * cols) {
+                gather(j, near_edge(k / cols, rows, width), k % cols);
+            } else if (k < cells) {
+                gather(j, width + side / sides, near_edge(side % sides, cols, width));
+            }
+        }
+#pragma unroll
+        for (int j = 0; j < BAND_BATCH; ++j) {
+            if (base + j * (int) blockDim.x < cells) scatter(j);
         }
     }
 }
@@ -180,21 +192,23 @@ extern "C" __global__ void __launch_bounds__(PERSISTENT_THREADS, 1) gray_scott_p
         if (done == steps) break;
         float* border_u = exchanges % 2 ? u : u_next;
         float* border_v = exchanges % 2 ? v : v_next;
-        for_band(tile_rows, tile_cols, halo, [&](int r, int c) {
+        float moved_u[BAND_BATCH], moved_v[BAND_BATCH];
+        int to[BAND_BATCH];  // where cell j of a batch goes, -1 outside the grid
+        for_band(tile_rows, tile_cols, halo, [&](int j, int r, int c) {
             const int row = top + halo + r, col = left + halo + c, at = (halo + r) * region_cols + halo + c;
-            if (row < rows && col < cols) {
-                border_u[row * cols + col] = region_u[at];
-                border_v[row * cols + col] = region_v[at];
-            }
+            to[j] = row < rows && col < cols ? row * cols + col : -1;
+            moved_u[j] = region_u[at], moved_v[j] = region_v[at];
+        }, [&](int j) {
+            if (to[j] >= 0) border_u[to[j]] = moved_u[j], border_v[to[j]] = moved_v[j];
         });
         grid.sync();
         // The ring: the region's cells within `halo` of its edge, i.e. all but the tile.
-        for_band(region_rows, region_cols, halo, [&](int r, int c) {
+        for_band(region_rows, region_cols, halo, [&](int j, int r, int c) {
             const int row = top + r, col = left + c;
-            if (row >= 0 && row < rows && col >= 0 && col < cols) {
-                region_u[r * region_cols + c] = border_u[row * cols + col];
-                region_v[r * region_cols + c] = border_v[row * cols + col];
-            }
+            to[j] = row >= 0 && row < rows && col >= 0 && col < cols ? r * region_cols + c : -1;
+            if (to[j] >= 0) moved_u[j] = border_u[row * cols + col], moved_v[j] = border_v[row * cols + col];
+        }, [&](int j) {
+            if (to[j] >= 0) region_u[to[j]] = moved_u[j], region_v[to[j]] = moved_v[j];
         });
         __syncthreads();
         ++exchanges;
