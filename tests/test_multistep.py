@@ -2,9 +2,14 @@
 `pallas`, against the model, on odd non-square grids with dt != 1 and every depth, including
 depths that do not divide the steps.
 
-Without a GPU, three things still run: the NumPy emulation of the fused kernel's tiles and halos
-(temporal_blocking.py), the CUDA kernel itself compiled as C++ with threads on the CPU
-(cuda_threads_on_cpu.h), and the Pallas kernel in Pallas's interpreter.
+CuPy's `persistent` (one cooperative launch, tiles kept on chip, borders exchanged at grid
+barriers) is tested the same way.
+
+Without a GPU, four things still run: the NumPy emulation of the fused kernel's tiles and halos
+(temporal_blocking.py), the fused and the persistent CUDA kernels themselves compiled as C++ with
+threads on the CPU (cuda_threads_on_cpu.h; for the persistent kernel, every thread of every block
+at once, with a grid barrier), the persistent kernel's choice of tiles, and the Pallas kernel in
+Pallas's interpreter.
 """
 
 import dataclasses
@@ -16,7 +21,9 @@ import numpy as np
 import pytest
 
 from gs_course import backends
-from gs_course.backends import jax_pallas, temporal_blocking
+from gs_course.backends import jax_pallas, persistent_tiles, temporal_blocking
+from gs_course.backends.persistent_tiles import NotOnChip, OnChip
+from gs_course.lessons import cuda_on_cpu
 from gs_course.backends.temporal_blocking import Blocking, emulate, launch_depths, strip_of
 from gs_course.model import PARITY_ATOL, reference_step
 from gs_course.parameters import Parameters
@@ -116,22 +123,14 @@ _MAIN = r"""
 // U then V (float32) on stdin, U then V after the launches on stdout.
 int main(int argc, char** argv)
 {
-    const int rows = atoi(argv[1]), cols = atoi(argv[2]), cells = rows * cols;
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]);
     const dim3 grid = {(unsigned) atoi(argv[3]), (unsigned) atoi(argv[4]), 1};
     const dim3 block = {(unsigned) atoi(argv[5]), (unsigned) atoi(argv[6]), 1};
     float p[5];
     for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[7 + k]);
-    std::vector<float> state(4 * cells);
-    if (fread(state.data(), sizeof(float), 2 * cells, stdin) != (size_t) (2 * cells)) return 2;
-    float *u = &state[0], *v = u + cells, *u_next = v + cells, *v_next = u_next + cells;
-    for (int k = 12; k < argc; ++k) {
-        const int steps = atoi(argv[k]);
+    return launches_from_stdin(rows * cols, argc - 12, argv + 12, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
         launch(grid, block, [&] { gray_scott_fused(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps); });
-        std::swap(u, u_next), std::swap(v, v_next);
-    }
-    fwrite(u, sizeof(float), cells, stdout);
-    fwrite(v, sizeof(float), cells, stdout);
-    return 0;
+    });
 }
 """
 
@@ -160,6 +159,121 @@ def test_the_fused_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, blocking):
     _assert_model(_fused_kernel_on_cpu(tmp_path, blocking, *start, steps), start, steps)
 
 
+# --- the persistent kernel on the CPU ---------------------------------------------------------
+
+_PERSISTENT_MAIN = r"""
+#include "cuda_threads_on_cpu.h"
+#include "gray_scott.cu"
+#include "persistent_on_cpu.cu"
+// argv: rows cols tile_rows tile_cols halo depth strip du dv feed kill dt, then each launch's steps;
+// U then V (float32) on stdin, U then V after the launches on stdout.
+int main(int argc, char** argv)
+{
+    const int rows = atoi(argv[1]), cols = atoi(argv[2]);
+    const int tile_rows = atoi(argv[3]), tile_cols = atoi(argv[4]), halo = atoi(argv[5]), depth = atoi(argv[6]);
+    const int strip = atoi(argv[7]);
+    const dim3 grid = {(unsigned) ((cols + tile_cols - 1) / tile_cols), (unsigned) ((rows + tile_rows - 1) / tile_rows), 1};
+    const size_t shared = 2 * (tile_rows + 2 * halo) * (tile_cols + 2 * halo);
+    float p[5];
+    for (int k = 0; k < 5; ++k) p[k] = (float) atof(argv[8 + k]);
+    return launches_from_stdin(rows * cols, argc - 13, argv + 13, [&](float* u, float* v, float* u_next, float* v_next, int steps) {
+        launch_cooperative(grid, {PERSISTENT_THREADS, 1, 1}, shared, [&] {
+            gray_scott_persistent(u, v, u_next, v_next, rows, cols, p[0], p[1], p[2], p[3], p[4], steps,
+                                  tile_rows, tile_cols, halo, depth, strip);
+        });
+    });
+}
+"""
+
+
+def _persistent_kernel_on_cpu(tmp_path: Path, tiles: OnChip, u, v, launches: list[int]):
+    """(U, V) after one cooperative launch of the persistent kernel for each of `launches` (its
+    steps), every thread of every block a thread of the CPU. The kernel's dynamic shared memory
+    is rewritten as the course's checkers do (gs_course.lessons.cuda_on_cpu), here one arena a block."""
+    source = Path(persistent_tiles.__file__).parent
+    (tmp_path / "persistent_on_cpu.cu").write_text(cuda_on_cpu.shared_memory_as_cpu((source / "persistent.cu").read_text()))
+    (tmp_path / "main.cpp").write_text(_PERSISTENT_MAIN)
+    program = tmp_path / "persistent"
+    # tests/ first: its cooperative_groups.h stands for CUDA's.
+    subprocess.run(["g++", "-O1", "-std=c++17", "-w", "-pthread", f"-I{Path(__file__).parent}", f"-I{source}",
+                    f"-I{tmp_path}", *tiles.compile_options(), str(tmp_path / "main.cpp"), "-o", str(program)],
+                   check=True, timeout=120)
+    rows, cols = u.shape
+    p = PARAMS
+    arguments = [rows, cols, tiles.tile_rows, tiles.tile_cols, tiles.halo, tiles.depth, tiles.strip, p.du, p.dv, p.feed,
+                 p.kill, p.dt, *launches]
+    done = subprocess.run([str(program), *map(str, arguments)], input=np.concatenate((u, v)).tobytes(),
+                          capture_output=True, check=True, timeout=120)
+    return np.frombuffer(done.stdout, np.float32).reshape(2, rows, cols)
+
+
+# On 13 x 22: a barrier every step; an exchange every 2 steps with a ring of 3 (so that the last
+# phase of a launch is shorter); tiles smaller than their ring, the last ones cut by the grid's
+# edge; one block alone (no neighbour); strips longer than the tiles; tiles of one row; chunks of
+# one row, chunks that do not divide the strip, chunks longer than it; for_grid's choice (the
+# default ring and chunk) for 4 blocks of 32 threads at most.
+ON_CHIP = [OnChip(5, 8, halo=1, strip=2, chunk=1), OnChip(4, 7, halo=3, depth=2, strip=3, chunk=2),
+           OnChip(3, 5, halo=4, strip=4), OnChip(13, 22, halo=2, strip=5, chunk=2), OnChip(6, 9, halo=2, strip=16, chunk=3),
+           OnChip(1, 2, halo=2, strip=3, chunk=8), OnChip(7, 11, halo=1, strip=7, chunk=3),
+           OnChip.for_grid(13, 22, 4, max_threads=32)]
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no C++ compiler (g++) to run the CUDA kernel on the CPU")
+@pytest.mark.parametrize("tiles", ON_CHIP, ids=str)
+def test_the_persistent_cuda_kernel_on_the_cpu_matches_the_model(tmp_path, tiles):
+    """Launches of 7 steps (more than one phase, the last shorter), 1 step and 2; dt = 0.7."""
+    start = _random_state(13, 22, seed=6)
+    _assert_model(_persistent_kernel_on_cpu(tmp_path, tiles, *start, [7, 1, 2]), start, 10)
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="no CUDA compiler (nvcc) here")
+def test_the_persistent_kernel_compiles_as_cuda_for_an_h200(tmp_path):
+    """What g++ does not check: CUDA's own cooperative_groups.h and __launch_bounds__, for sm_90,
+    with the course grid's compile options."""
+    source = Path(persistent_tiles.__file__).parent
+    (tmp_path / "both.cu").write_text((source / "gray_scott.cu").read_text() + (source / "persistent.cu").read_text())
+    built = subprocess.run(["nvcc", "-arch=sm_90", "-cubin", "-std=c++17", *OnChip.for_grid(1080, 1920, 132).compile_options(),
+                            "-o", str(tmp_path / "both.cubin"), str(tmp_path / "both.cu")],
+                           capture_output=True, text=True, timeout=120)
+    assert built.returncode == 0, built.stderr
+
+
+def test_the_course_grid_stays_on_chip_of_an_h200():
+    """1080 x 1920 on 132 SMs: 11 x 12 tiles of 90 x 175 cells (15,750, the fewest any tiling
+    gives the largest block), under 227 KB of shared memory and 1,024 threads a block."""
+    tiles = OnChip.for_grid(1080, 1920, 132)
+    assert (tiles.tile_rows, tiles.tile_cols) == (90, 175) and tiles.grid(1080, 1920) == (11, 12)
+    assert tiles.threads <= persistent_tiles.MAX_THREADS and tiles.shared_bytes <= temporal_blocking.MAX_SHARED_BYTES
+    # the strips cover the region but its outermost ring, with fewer than one strip of threads to spare
+    rows, cols = tiles.region
+    assert (cols - 2) * (tiles.threads // (cols - 2)) * tiles.strip >= (cols - 2) * (rows - 2)
+    assert (tiles.threads // (cols - 2) - 1) * tiles.strip < rows - 2
+
+
+def test_tiles_cover_any_grid_with_the_blocks_given():
+    for rows, cols, blocks in [(13, 22, 6), (61, 83, 132), (16, 1000, 7), (1000, 16, 132), (17, 19, 1)]:
+        tiles = OnChip.for_grid(rows, cols, blocks, halo=2)
+        blocks_x, blocks_y = tiles.grid(rows, cols)
+        assert blocks_x * blocks_y <= blocks
+        assert (blocks_x - 1) * tiles.tile_cols < cols <= blocks_x * tiles.tile_cols
+        assert (blocks_y - 1) * tiles.tile_rows < rows <= blocks_y * tiles.tile_rows
+
+
+def test_a_grid_too_big_for_the_chip_is_refused_in_one_line():
+    with pytest.raises(NotOnChip, match=r"^a 2048 x 2048 grid in tiles of 171 x 187 needs 279,240 bytes of shared "
+                                        r"memory a block, more than the 232,448 a block may have$"):
+        OnChip.for_grid(2048, 2048, 132)
+    with pytest.raises(NotOnChip, match="needs 9 blocks resident at once, more than the 6 the GPU can hold"):
+        OnChip(5, 8).check_fits(13, 22, resident_blocks=6)
+    with pytest.raises(NotOnChip, match="needs 10000 threads a block, more than 1024"):
+        OnChip(100, 100, halo=1, strip=1).check_fits(100, 100)
+    with pytest.raises(ValueError, match=r"every 1 to halo steps \(a ring of 2\), not 3$"):
+        OnChip(8, 8, halo=2, depth=3)
+    for wrong in ({"tile_rows": 0}, {"halo": 0}, {"strip": 0}, {"chunk": 0}):
+        with pytest.raises(ValueError, match="tiles, strips and chunks of at least one cell"):
+            OnChip(**{"tile_rows": 8, "tile_cols": 8, **wrong})
+
+
 # --- on the GPU, and JAX's Pallas kernel -------------------------------------------------------
 
 def _gpu_blockings():
@@ -184,6 +298,67 @@ def test_cupy_multistep_matches_the_model_at_every_depth(grid):
                 sim.advance(steps)
             _assert_model(sim.fetch(), start, 3 * depth + 5)
 
+
+def _cupy_on_gpu():
+    if not backends.probe("cupy").on_gpu:
+        pytest.skip(f"no GPU: {backends.probe('cupy').reason}")
+    from gs_course.backends import cupy_backend
+
+    return cupy_backend
+
+
+def _gpu_on_chip(grid, sms):
+    """The default tiles (one block an SM, HALO), a barrier every step, an exchange every 2 steps
+    with a ring of 3; on the small grids also tiles of a few cells, smaller than their ring."""
+    tilings = [None, OnChip.for_grid(*grid, sms, halo=1), OnChip.for_grid(*grid, sms, halo=3, depth=2)]
+    if grid[0] * grid[1] < 5000:
+        tilings += [OnChip(5, 8, halo=1, strip=2, chunk=1), OnChip(7, 11, halo=3, depth=2, strip=4, chunk=3),
+                    OnChip(6, 5, halo=5, strip=32, chunk=8)]
+    return tilings
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("grid", [(37, 53), (61, 24), (203, 517)])
+def test_cupy_persistent_matches_the_model_for_any_steps(grid):
+    """Advances that end inside a phase between two exchanges, of one step, and of none."""
+    cupy_backend = _cupy_on_gpu()
+    import cupy
+
+    start = _random_state(*grid, seed=7)
+    for tiles in _gpu_on_chip(grid, cupy.cuda.Device().attributes["MultiProcessorCount"]):
+        sim = cupy_backend.CupyPersistent(PARAMS, *grid, *([tiles] if tiles else []))
+        assert sim.tiles is not None, f"{tiles} fell back to multistep"
+        depth = sim.tiles.depth
+        sim.set_state(*start)
+        for steps in (depth + 1, 0, 1, 2 * depth + 3):
+            sim.advance(steps)
+        _assert_model(sim.fetch(), start, 3 * depth + 5)
+
+
+@pytest.mark.gpu
+def test_cupy_persistent_keeps_the_course_grid_on_chip():
+    """1080 x 1920 with the default tiles (one block an SM): every block resident, the model's
+    values after a launch of two phases and a shorter third."""
+    cupy_backend = _cupy_on_gpu()
+    start = _random_state(1080, 1920, seed=8)
+    sim = cupy_backend.CupyPersistent(PARAMS, 1080, 1920)
+    assert sim.tiles is not None
+    sim.set_state(*start)
+    sim.advance(2 * sim.tiles.depth + 1)
+    _assert_model(sim.fetch(), start, 2 * sim.tiles.depth + 1)
+
+
+@pytest.mark.gpu
+def test_cupy_persistent_runs_multistep_where_the_grid_is_too_big(capfd):
+    cupy_backend = _cupy_on_gpu()
+    sim = cupy_backend.CupyPersistent(PARAMS, 2048, 2048)
+    line = capfd.readouterr().err.strip()
+    assert sim.tiles is None and line.startswith("cupy/persistent: a 2048 x 2048 grid in tiles of ")
+    assert line.endswith(": running cupy/multistep instead") and "\n" not in line
+    start = _random_state(2048, 2048, seed=9)
+    sim.set_state(*start)
+    sim.advance(3)
+    _assert_model(sim.fetch(), start, 3)
 
 
 @pytest.mark.parametrize("block", [(8, 16), (32, 32)], ids=str)

@@ -12,12 +12,14 @@ Five formulations, slowest to fastest, each one lesson:
 - `multistep`: several steps a launch, each block advancing its tile and a halo in shared memory
   with the strip kernel's row sums (temporal_blocking.py): memory is crossed once a launch,
   not once a step, against the halo's cells computed twice.
+- `persistent`: one cooperative launch for all the steps of an advance, each block's tile kept on
+  chip throughout, borders exchanged at a grid-wide barrier (cupy_persistent.py).
 Measured on an H200: results/h200/tune.txt.
 """
 
 import abc
-
 import functools
+import sys
 
 import cupy
 import cupyx
@@ -25,6 +27,7 @@ import numpy as np
 
 from ..model import initial_state
 from ..parameters import Parameters
+from . import cupy_persistent
 from .base import PaddedSlices, Probe, Simulation, first_line
 from .cuda_source import GRAY_SCOTT_CU
 from .cuda_steps import STEP_KERNEL, STRIPS, Strips, launch_step, launch_strip, scalars, strip_kernel
@@ -231,6 +234,34 @@ class CupyMultistep(CupyGraph):
         launch_fused(u, v, u_next, v_next, self._scalars, steps, self.blocking)
 
 
+class CupyPersistent(CupyMultistep):
+    """Each advance ONE cooperative launch whose blocks keep their tiles on chip for all its steps;
+    `multistep`, said in one line, where the grid does not stay on chip."""
+
+    formulation = "persistent"
+    Options = cupy_persistent.PersistentOptions
+
+    def __init__(self, params: Parameters, rows: int, cols: int,
+                 options: cupy_persistent.PersistentOptions | cupy_persistent.OnChip = cupy_persistent.PersistentOptions()):
+        try:
+            self.tiles = cupy_persistent.plan(rows, cols, options)
+        except cupy_persistent.NotOnChip as err:
+            print(f"cupy/persistent: {err}: running cupy/multistep instead", file=sys.stderr)
+            self.tiles = None
+        super().__init__(params, rows, cols)
+
+    def _compile(self) -> None:
+        if self.tiles is None:
+            super()._compile()
+
+    def _advance(self, steps: int) -> None:
+        if self.tiles is None or not steps:
+            return super()._advance(steps)
+        (u, v), (u_next, v_next) = self._pairs[self._current], self._pairs[1 - self._current]
+        cupy_persistent.launch_persistent(u, v, u_next, v_next, self._scalars, steps, self.tiles)
+        self._current = 1 - self._current
+
+
 FORMULATIONS = {cls.formulation: cls
-                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip, CupyMultistep)}
+                for cls in (CupySlices, CupyElementwise, CupyRaw, CupyGraph, CupyStrip, CupyMultistep, CupyPersistent)}
 DEFAULT_FORMULATION = FASTEST = "multistep"

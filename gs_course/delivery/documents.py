@@ -145,6 +145,7 @@ CUPY_FORMULATIONS = {
     "graph": "the same, an image's launches replayed as a CUDA graph",
     "strip": "the strip kernel as a graph (a thread walks down a column)",
     "multistep": "several steps a launch, each block's tile kept in shared memory",
+    "persistent": "all the steps of a call in one cooperative launch, each block's tile kept on chip",
 }
 
 
