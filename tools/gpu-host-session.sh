@@ -35,6 +35,10 @@
 #   benchcn   cuPyNumeric's part of the course benchmark alone                            (GPU 0)
 #   check0    the instructor check of the four tutorials at full size                    (GPU 0)
 #   tests1    the test suite, every backend required                                     (GPU 1)
+#   today     (one H200) the suite without cuPyNumeric, the benchmark of the fast CuPy and JAX
+#             formulations, JAX's compiled programs, a sweep of the persistent kernel's options;
+#             once cuPyNumeric has arrived its tests, then the classroom: each student alone,
+#             then 16 at once                                                            (GPU 0)
 #   day       (one H200, 2026-12-01) the GPU tests of the checkers (and their harness's GPU
 #             cases), the cuda.core route and the backends; once
 #             cuPyNumeric has arrived, the instructor check of the four tutorials in the
@@ -155,6 +159,26 @@ chain() { # the body of one chain, run in the background by `launch`
       step 360 0 check python3 -m gs_course.cli instructor-check --summary "$out/check/instructor-check.md" 3 2 1 4
       classroom16 ;;
     classroom16) classroom16 ;;
+    today)  # (one H200, 2026-12-01, second session) after the layers and the persistent kernel
+      suite 420 0 GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy
+      step 300 0 bench python3 -m gs_course.cli bench --only cupy/strip cupy/multistep cupy/persistent \
+        jax/stacked jax/pallas --no-output --budget 10 --out "$out/bench"
+      step 120 0 compiled python3 -m gs_course.measurement.compiled --out "$out/compiled"
+      step 120 0 persistent-sweep python3 -c '
+from gs_course import backends
+from gs_course.measurement import bench
+from gs_course.parameters import Parameters
+from gs_course.workload import FULL
+for halo in (2, 4, 8):
+    for chunk in (4, 8):
+        sim = backends.create("cupy", Parameters(), FULL.rows, FULL.cols, "persistent", halo=halo, chunk=chunk)
+        r = bench.time_simulation(sim, FULL, 4, 3)
+        print(halo, chunk, sim.tiles, round(r["seconds"], 4), flush=True)'
+      wait_for_cupynumeric 600
+      step 300 0 cupynumeric-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy,cupynumeric python3 -m pytest -q -n 8 \
+        -m "not packaging and not browser" -k "cupynumeric or legate or unpinned" tests
+      step 900 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 3 --timeout 420 \
+        --out "$out/classroom" ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
