@@ -404,6 +404,31 @@ def cupynumeric_scale(found: dict) -> str:
                                   f"`{found['folder']}`; medians of the repeats.)"])
 
 
+#: Issue 32's targets for the benchmark's 32,000 steps on one H200 (seconds).
+SEVERAL_STEPS_TARGETS = {"cupy": 0.15, "jax": 0.25}
+
+
+def beyond_one_pass(results: dict) -> str:
+    """The CuPy tutorial's "Beyond one pass through memory": the fast formulations of one benchmark
+    run beside both yardsticks (one pass through memory, the L2 copy), and each library's target."""
+    prov = results["provenance"]
+    rows = [f"{bench._title(results)}; one {prov['gpu']} ({prov['date'][:10]}, `results/"
+            f"{records.machine_name(prov['gpu'])}/bench-multistep.json`); {bench._how(results)}:", "",
+            "| formulation | seconds | us a step | x one pass | x L2 copy |", "|---|---|---|---|---|"]
+    timed = [e for e in results["cases"] if e.get("status") == "ok" and e["mode"] == "compute"]
+    for entry in timed:
+        rows.append(f"| `{entry['name']}` | {bench._seconds(entry)} | {entry['us_per_step']:.2f} | "
+                    f"{entry['x_floor']:.2f} | {entry['x_l2']:.2f} |")
+    rows += ["", f"One pass through memory: {timer.format_seconds(results['floor_s'])}; the L2 copy: "
+                 f"{timer.format_seconds(results['l2_floor_s'])}."]
+    for library, target in SEVERAL_STEPS_TARGETS.items():
+        best = min((e for e in timed if e["backend"] == library), key=lambda e: e["seconds"], default=None)
+        if best:
+            verdict = "met" if best["seconds"] <= target else f"missed by {best['seconds'] / target:.2f} times"
+            rows.append(f"{library}'s target, {target:g} s: {verdict} (`{best['name']}`, {bench._seconds(best)}).")
+    return "\n".join(rows)
+
+
 # --- The JAX tutorial (session 3) ------------------------------------------------------------------
 
 def jax_bench(results: dict) -> str:
@@ -486,6 +511,7 @@ RENDERERS = {
     "cupynumeric-variants": (_variants, cupynumeric_variants),
     "cupynumeric-scale": (_cupynumeric_scale, cupynumeric_scale),
     "jax-bench": (lambda machine: bench.load(_path(machine, "bench.json")), jax_bench),
+    "beyond-one-pass": (lambda machine: bench.load(_path(machine, "bench-multistep.json")), beyond_one_pass),
 }
 
 
