@@ -367,7 +367,8 @@ def cupynumeric_steps(results: dict) -> str:
     return "\n".join(rows)
 
 
-#: A line of tools/gpu-host-cupynumeric-variants.py's output: a way of writing the step, its median.
+#: A line of the output of tools/gpu-host-cupynumeric-variants.py (removed since: `git show b26f6b8:tools/...`), which
+#: wrote results/<machine>/cupynumeric-variants.md: a way of writing the step, its median.
 _VARIANT = re.compile(r"^  (?P<way>\S.*?)\s{2,}(?P<ms>[\d.]+) ms a step", re.M)
 
 
