@@ -9,8 +9,9 @@
 #                                                                      then pack what they made
 #   COMMIT=<hash> bash tools/gpu-host-session.sh run SECONDS CHAIN...  both in one call
 #
-# Chains (GPU 0; each waits for cuPyNumeric where it needs it; run them one after another, or
-# `tests` beside the others when the GPU's memory allows):
+# Chains (GPU 0; each waits for cuPyNumeric where it needs it). Chains launched together run at
+# once on the one GPU; joined by '+' (check+classroom, bench+tune) they run one after another, in
+# one background job whose files are packed as one (the timings want the GPU to themselves):
 #   tests      the whole test suite, every backend required (numpy, jax, cupynumeric, cupy)
 #   check      the instructor check of the four tutorials at full size in the school's order
 #              (3 2 1 4): instructor-check.json, the record (and its Markdown summary)
@@ -21,15 +22,16 @@
 #   bench      the GPU parity tests of CuPy's multistep and JAX's pallas; the benchmark of
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
-#   benchall   the whole course benchmark, budget 10 s a case (bench.json: results/h200/bench.json)
+#   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
 #              four cases of `bench` again at those defaults
 #
-# Each chain writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's out/ and log
-# into $OUT/CHAIN.tar.gz (the device tool returns at most 8 files), finished or not. Each step of a
-# chain has its own time limit, so a slow notebook cannot hold the GPU for the rest of the session;
-# its output is out/STEP.log (results/h200/logs/ where it is kept), its files out/STEP/.
+# Each chain (or group) writes /tmp/gs-chains/CHAIN/{log,rc,out/}; `collect` packs every chain's
+# out/ and log into $OUT/CHAIN.tar.gz (a group's '+' as '-': bench-tune.tar.gz; the device tool
+# returns at most 8 files), finished or not. Each step of a chain has its own time limit, so a slow
+# notebook cannot hold the GPU for the rest of the session; its output is out/STEP.log
+# (results/h200/logs/ where it is kept), its files out/STEP/.
 set -uo pipefail
 chains=/tmp/gs-chains
 mkdir -p "$chains"
@@ -75,13 +77,13 @@ wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has
 
 #: The four cases of several steps a launch (issue 32), and the tests of the two that fuse steps.
 MULTISTEP=(cupy/strip cupy/multistep jax/stacked jax/pallas)
-multistep_tests() { # multistep_tests SECONDS
-  step "$1" 0 multistep-tests python3 -m pytest -rs -p no:cacheprovider -o addopts= -q tests/test_multistep.py \
+multistep_tests() { # multistep_tests SECONDS NAME
+  step "$1" 0 "$2" python3 -m pytest -rs -p no:cacheprovider -o addopts= -q tests/test_multistep.py \
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
 }
 
-chain() { # the body of one chain, run in the background by `launch`
-  out=$chains/$1/out  # outside the repository's copy, which `collect` does not pack
+chain() { # the body of one chain, run in the background by `launch` (in the folder of its group)
+  out=$chains/${GROUP:-$1}/out  # outside the repository's copy, which `collect` does not pack
   mkdir -p "$out"
   case $1 in
     tests)
@@ -102,7 +104,7 @@ chain() { # the body of one chain, run in the background by `launch`
       step "${CLASSROOM_S:-2400}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,4,8,12,16 \
         --stagger 3 --timeout 420 --out "$out/classroom" ;;
     bench)
-      multistep_tests 120
+      multistep_tests 120 multistep-tests
       step 400 0 bench python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench"
       if command -v ncu >/dev/null; then
         step 120 0 multistep-ncu ncu --kernel-name gray_scott_fused --launch-skip 4 --launch-count 1 \
@@ -111,11 +113,11 @@ chain() { # the body of one chain, run in the background by `launch`
       fi ;;
     benchall)
       wait_for_cupynumeric 400
-      step 600 0 bench python3 -m gs_course.cli bench --budget 10 --out "$out/bench" ;;
+      step 600 0 bench-all python3 -m gs_course.cli bench --budget 10 --out "$out/bench-all" ;;
     tune)
       step 300 0 tune python3 -m gs_course.cli tune --budget 240 --apply-best --out "$out/tune"
       if [ -s "$out/tune/multistep-defaults.diff" ]; then
-        patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 &&
+        patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
@@ -130,7 +132,9 @@ launch() {
     # Each chain runs in a copy of the repository: the device tool rewrites the working tree at
     # every call, and tests collected while it did so failed to import (2026-11-30).
     cp -a . "$chains/$name/repo" && rm -rf "$chains/$name/repo/.gpuwheels/cn"
-    setsid nohup bash -c "cd $chains/$name/repo && bash tools/gpu-host-session.sh chain $name >$chains/$name/log 2>&1; echo \$? >$chains/$name/rc" \
+    # A group (bench+tune) runs its chains one after another, in one copy, their files in one out/.
+    setsid nohup bash -c "cd $chains/$name/repo && status=0 && for part in ${name//+/ }; do
+        GROUP=$name bash tools/gpu-host-session.sh chain \$part || status=\$?; done >$chains/$name/log 2>&1; echo \$status >$chains/$name/rc" \
       </dev/null >/dev/null 2>&1 &
     echo "started $name"
   done
@@ -149,7 +153,7 @@ collect() {
     [ -d "$chains/$name" ] || continue
     echo "### $name: $([ -f "$chains/$name/rc" ] && echo "finished, exit $(cat "$chains/$name/rc")" || echo "still running")"
     grep -h -e '^== ' "$chains/$name/log" | tail -n 12
-    tar -czf "${OUT:?}/$name.tar.gz" -C "$chains/$name" --exclude=./repo . 2>/dev/null
+    tar -czf "${OUT:?}/${name//+/-}.tar.gz" -C "$chains/$name" --exclude=./repo . 2>/dev/null  # bench+tune: bench-tune.tar.gz
   done
   nvidia-smi --query-gpu=index,memory.used,utilization.gpu --format=csv,noheader
 }
