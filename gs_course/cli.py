@@ -107,10 +107,16 @@ def _parser() -> argparse.ArgumentParser:
     )
     instructor.add_argument("notebooks", nargs="*", metavar="NOTEBOOK",
                             help="only these notebooks of solutions/, by name or number (default: all)")
-    instructor.add_argument("--size", choices=("auto", *(w.name for w in GRIDS)), default="full",
-                            help="grid for the notebooks (default full; auto: the one the GPU memory free allows, "
-                            "as students get)")
+    instructor.add_argument("--size", choices=("auto", *(w.name for w in GRIDS)),
+                            help="grid for the notebooks (default full, auto with --free-gb; auto: the one the GPU "
+                            "memory free allows, as students get)")
     instructor.add_argument("--summary", help="also write the summary table (Markdown) to this file")
+    instructor.add_argument("--out", help="folder for the record: instructor-check.json (small-gpu-<B>gb.json with "
+                            "--free-gb), with provenance, e.g. results/h200; with --students or --ramp, classroom.json "
+                            "(default: nothing written)")
+    instructor.add_argument("--free-gb", type=float, metavar="B",
+                            help="rehearse a small GPU: a helper process holds all but B GB of the GPU's memory while "
+                            "the notebooks run (needs CuPy and a GPU)")
     classroom = instructor.add_argument_group(
         "a classroom on one GPU",
         "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
@@ -125,8 +131,6 @@ def _parser() -> argparse.ArgumentParser:
                            help="seconds between two students' starts (default 5)")
     classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
                            help="a notebook running longer is stopped and fails (default 1200)")
-    classroom.add_argument("--out", help="folder for classroom.json (with provenance) and classroom.md, "
-                           "e.g. results/h200 (default: nothing written)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -159,6 +163,30 @@ def _parser() -> argparse.ArgumentParser:
     show.add_argument("--out", required=True, help="output file: frame.png, run.gif or run.mp4")
     show.add_argument("--image", type=int, default=-1, help="for .png: which image (default -1, the last)")
     show.add_argument("--fps", type=int, default=10, help="for .gif and .mp4: images per second (default 10)")
+
+    peak = commands.add_parser(
+        "peak-memory",
+        help="run a command and say the most GPU memory in use meanwhile",
+        description="Run COMMAND while nvidia-smi samples the GPU's used memory every 200 ms, then print the "
+        "peak, above what was in use at the start: what a smaller card would need. Exits with COMMAND's code.",
+    )
+    peak.add_argument("command_line", nargs=argparse.REMAINDER, metavar="COMMAND...",
+                      help="the command and its arguments, e.g. gs-course bench --quick")
+
+    tune = commands.add_parser(
+        "tune",
+        help="sweep the shapes of CuPy's multistep kernel and JAX's Pallas block, each checked, then timed",
+        description="Check each shape of the fused multistep kernel (tile, halo, depth, threads) and each block "
+        "of the Pallas kernel against the reference, time those that pass on the benchmark's grid, print the "
+        "fastest; with --out, save the sweep (multistep-sweep.json, with provenance). Needs a GPU.",
+    )
+    tune.add_argument("--only", choices=("cupy", "jax"), nargs="+", default=["cupy", "jax"],
+                      help="which sweeps (default both)")
+    tune.add_argument("--budget", type=float, default=90.0, help="seconds the sweeps may take in all (default 90)")
+    tune.add_argument("--out", help="folder for multistep-sweep.json (default: nothing written)")
+    tune.add_argument("--apply-best", action="store_true",
+                      help="with --out: also write multistep-defaults.diff, the change that makes the fastest "
+                      "shapes the defaults (apply it with patch -p1 or git apply; no file is changed here)")
 
     doctor = commands.add_parser("doctor", help="what runs here: GPU, driver, libraries, settings")
     doctor.add_argument("--require-gpu", action="store_true", help="exit 1 unless a backend runs on a GPU")
@@ -256,14 +284,50 @@ def _instructor_check(args: argparse.Namespace) -> int:
     from .delivery import instructor
 
     if args.students is not None or args.ramp is not None:
+        if args.free_gb is not None:
+            raise UsageError("--free-gb is the single check's: a classroom shares the whole GPU")
+        args.size = args.size or "full"
         return _classroom(args)
+    if args.free_gb is not None and args.free_gb <= 0:
+        raise UsageError(f"--free-gb must be > 0 GB, got {args.free_gb:g}")
+    size = args.size or ("auto" if args.free_gb is not None else "full")
+    out = _writable_folder("--out", args.out)
     if args.summary:
         check_writable(args.summary)
     try:
-        passed = instructor.check(args.notebooks, args.size, args.summary)
-    except instructor.NotebookError as err:
+        passed = instructor.check(args.notebooks, size, args.summary, out, args.free_gb)
+    except (instructor.NotebookError, instructor.FreeMemoryError) as err:
         raise UsageError(str(err)) from None
     return 0 if passed else EXIT_FAILURE
+
+
+def _peak_memory(args: argparse.Namespace) -> int:
+    from .delivery import instructor
+
+    command = args.command_line[1:] if args.command_line[:1] == ["--"] else args.command_line
+    if not command:
+        raise UsageError("give the command to run, e.g. gs-course peak-memory gs-course bench --quick")
+    try:
+        return instructor.peak_memory(command)
+    except FileNotFoundError:
+        raise UsageError(f"no program {command[0]!r} here: give a command on PATH") from None
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from .measurement import tune
+
+    if args.budget <= 0:
+        raise UsageError(f"--budget must be > 0 seconds, got {args.budget:g}")
+    if args.apply_best and args.out is None:
+        raise UsageError("--apply-best writes multistep-defaults.diff to --out FOLDER: give --out")
+    out = _writable_folder("--out", args.out)
+    try:
+        found = tune.run(args.only, args.budget, out)
+    except tune.TuneError as err:
+        raise UsageError(str(err)) from None
+    if args.apply_best:
+        print(tune.write_defaults_diff(found, out / "multistep-defaults.diff"))
+    return 0 if all(found[f"{sweep}_best"] for sweep in tune.SWEEPS if sweep in args.only) else EXIT_FAILURE
 
 
 def _show(args: argparse.Namespace) -> int:
@@ -329,7 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     args.argv = list(sys.argv[1:] if argv is None else argv)  # what `run --processes` starts again
     command = {"run": run_command.run, "doctor": lambda args: doctor.doctor(args.require_gpu), "transfer": _transfer, "bench": _bench,
                "instructor-check": _instructor_check, "kernels": _kernels, "show": _show, "notebooks": _notebooks,
-               "scale": _scale}[args.command]
+               "scale": _scale, "peak-memory": _peak_memory, "tune": _tune}[args.command]
     try:
         return command(args)
     except Exception as err:

@@ -11,6 +11,9 @@ solved notebooks (where Jupyter shows only the rendered text between the comment
 `python -m gs_course.delivery.documents` renders every marked block again from the files (after a rerun on
 the GPU); `--check` only says which blocks differ from their files, and the test suite runs it, so
 a figure copied by hand cannot drift from its measurement.
+
+results/ keeps the records alone: the table of any record (`--show RECORD`) and the figure of a
+benchmark, a transfer or a scaling record (`--figure RECORD IMAGE`) are rendered on demand.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import sys
 from pathlib import Path
 
 from ..measurement import bench, scale, transfer
-from . import classroom
+from . import classroom, instructor, record_views
 from ..measurement import records
 from ..measurement import timer
 from .. import paths
@@ -206,22 +209,36 @@ def cupy_step_range(results: dict) -> str:
             f"`RawKernel` {raw * 1e6:,.1f} us, {slices / raw:,.0f} times less.")
 
 
-def cupy_gpu_memory(text: str) -> str:
-    """The CuPy tutorial's line on the GPU memory it needs: its row of results/<machine>/instructor-check.md."""
-    gpu, peak = re.search(r"^\| 3_Python_GPU_CuPy\.ipynb \| pass \| [^|]+\| ([^|]+) \| ([^|]+) \|$", text, re.M).groups()
-    return (f"On the course's {gpu.strip()}, this notebook took at most {peak.strip()} of GPU memory "
-            f"above what was in use when it started (`results/{records.machine_name(gpu.strip())}/instructor-check.md`).")
+def _instructor_check(machine: str) -> dict:
+    """Each notebook's peak GPU memory in the instructor check the course keeps for `machine`:
+    its record (results/<machine>/instructor-check.json), or, until a run has made one, the
+    summary that was written by hand before the check wrote records (instructor-check.md)."""
+    if _path(machine, "instructor-check.json").exists():
+        record = instructor.load(_path(machine, "instructor-check.json"))
+        return {"file": f"results/{machine}/instructor-check.json", "gpu": record["provenance"]["gpu"],
+                "peaks": {row["notebook"]: f"{row['peak_mib']:,} MiB" for row in record["notebooks"]
+                          if row["passed"] and row["peak_mib"] is not None}}
+    rows = re.findall(r"^\| (\S+\.ipynb) \| pass \| [^|]+\| ([^|]+) \| ([^|]+) \|$",
+                      _path(machine, "instructor-check.md").read_text(), re.M)
+    return {"file": f"results/{machine}/instructor-check.md", "gpu": rows[0][1].strip(),
+            "peaks": {name: peak.strip() for name, _, peak in rows}}
+
+
+def cupy_gpu_memory(found: dict) -> str:
+    """The CuPy tutorial's line on the GPU memory it needs: its row of the instructor check."""
+    return (f"On the course's {found['gpu']}, this notebook took at most {found['peaks']['3_Python_GPU_CuPy.ipynb']} "
+            f"of GPU memory above what was in use when it started (`{found['file']}`).")
 
 
 def cupy_kernel_variants(text: str) -> str:
-    """The CuPy tutorial's kernel variants: the first section of results/<machine>/cupy-topics.txt
+    """The CuPy tutorial's kernel variants: the first section of results/<machine>/logs/cupy-topics.txt
     (each kernel's time a step, as a CUDA graph), with the run's GPU and date (a lesson names its
     file, not the commit: that is the file's provenance)."""
     fields = dict(re.findall(r"(commit|date|GPU): ([^;\n]+)", text))
     gpu = fields["GPU"].split(",")[0]
     section = text.split("\n## ")[1].split("\n\n")[0].splitlines()
     return "\n".join([f"{section[0]}, on one {gpu} ({fields['date'][:10]}, "
-                      f"`results/{records.machine_name(gpu)}/cupy-topics.txt`):", "", "```", *section[1:], "```"])
+                      f"`results/{records.machine_name(gpu)}/logs/cupy-topics.txt`):", "", "```", *section[1:], "```"])
 
 
 # --- The synthesis (session 4) --------------------------------------------------------------------
@@ -351,7 +368,8 @@ def cupynumeric_steps(results: dict) -> str:
     return "\n".join(rows)
 
 
-#: A line of tools/gpu-host-cupynumeric-variants.py's output: a way of writing the step, its median.
+#: A line of the output of tools/gpu-host-cupynumeric-variants.py (removed since: `git show b26f6b8:tools/...`), which
+#: wrote results/<machine>/cupynumeric-variants.md: a way of writing the step, its median.
 _VARIANT = re.compile(r"^  (?P<way>\S.*?)\s{2,}(?P<ms>[\d.]+) ms a step", re.M)
 
 
@@ -499,8 +517,8 @@ RENDERERS = {
     "cupy-formulations": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_formulations),
     "cupy-output": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_output),
     "cupy-step-range": (lambda machine: bench.load(_path(machine, "bench.json")), cupy_step_range),
-    "cupy-gpu-memory": (lambda machine: _path(machine, "instructor-check.md").read_text(), cupy_gpu_memory),
-    "cupy-kernel-variants": (lambda machine: _path(machine, "cupy-topics.txt").read_text(), cupy_kernel_variants),
+    "cupy-gpu-memory": (_instructor_check, cupy_gpu_memory),
+    "cupy-kernel-variants": (lambda machine: _path(machine, "logs/cupy-topics.txt").read_text(), cupy_kernel_variants),
     "synthesis-routes": (lambda machine: bench.load(_path(machine, "bench.json")), synthesis_routes),
     "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
     "synthesis-reductions": (lambda machine: records.load(_path(machine, "synthesis-reductions.json"),
@@ -560,7 +578,20 @@ def stale(root: Path = paths.ROOT) -> list[str]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m gs_course.delivery.documents", description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="only say which documents differ from the files")
+    parser.add_argument("--show", metavar="RECORD", help="print the Markdown table of a record, e.g. results/h200/bench.json")
+    parser.add_argument("--figure", nargs=2, metavar=("RECORD", "IMAGE"),
+                        help="save the figure of a record (bench, transfer, scale) as IMAGE (.png, .svg, .pdf)")
     args = parser.parse_args(argv)
+    try:
+        if args.show:
+            print(record_views.show(args.show))
+            return 0
+        if args.figure:
+            print(f"saved {record_views.save_figure(*args.figure)}")
+            return 0
+    except records.ResultError as err:
+        print(f"{parser.prog}: error: {err}", file=sys.stderr)
+        return 2
     if args.check:
         found = stale()
         for name in found:
