@@ -47,7 +47,7 @@ class Strips:
             raise ValueError(f"{self}: a block has 1 to 1024 threads and a strip at least one row")
 
 
-#: The fastest of twelve shapes measured on an H200 (results/h200/tune.txt:
+#: The fastest of twelve shapes measured on an H200 (results/h200/logs/tune.txt:
 #: 8.5 us a step; 32 x 4 threads gave 8.6, strips of 4 or 16 rows 9.1 to 9.9).
 STRIPS = Strips()
 

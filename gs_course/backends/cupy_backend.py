@@ -14,7 +14,7 @@ Five formulations, slowest to fastest, each one lesson:
   not once a step, against the halo's cells computed twice.
 - `persistent`: one cooperative launch for all the steps of an advance, each block's tile kept on
   chip throughout, borders exchanged at a grid-wide barrier (cupy_persistent.py).
-Measured on an H200: results/h200/tune.txt.
+Measured on an H200: results/h200/logs/tune.txt.
 """
 
 import abc
@@ -203,6 +203,19 @@ def _kernel_shape(blocking: Blocking) -> Blocking:
     """The blocking with what the compiled kernel does not depend on set to defaults: one kernel
     serves every depth and thread shape."""
     return Blocking(blocking.tile_cols, blocking.tile_rows, blocking.halo, threads=(1, 1))
+
+
+def kernel_report(blocking: Blocking) -> dict:
+    """Registers a thread, local bytes, shared bytes and blocks an SM of the fused kernel compiled
+    for `blocking`: what `gs-course tune` records beside each shape's time."""
+    kernel = fused_kernel(_kernel_shape(blocking))
+    try:
+        blocks_per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
+            kernel.kernel.ptr, blocking.threads[0] * blocking.threads[1], blocking.shared_bytes)
+    except Exception:  # noqa: BLE001 (an occupancy query this CuPy does not offer: not reported)
+        blocks_per_sm = None
+    return {"registers": kernel.attributes["num_regs"], "local_bytes": kernel.attributes["local_size_bytes"],
+            "shared_bytes": blocking.shared_bytes, "blocks_per_sm": blocks_per_sm}
 
 
 def launch_fused(u, v, u_next, v_next, step_scalars: tuple, steps: int, blocking: Blocking = BLOCKING) -> None:

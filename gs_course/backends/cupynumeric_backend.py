@@ -12,7 +12,8 @@ Three formulations:
 Every operator on a cuPyNumeric array is a Legate task. NumPy's habit of updating views in place
 (`out += ...`, `u[1:-1, 1:-1] += ...`) makes as many tasks as fresh arrays do (Legate's
 --show-progress counts 44 a step either way); what each way of writing the step costs on a GPU is
-in BENCHMARKS.md, from tools/gpu-host-cupynumeric-variants.py, which times each change on its own.
+in BENCHMARKS.md, from tools/gpu-host-cupynumeric-variants.py (removed since: `git show b26f6b8:tools/`), which timed each
+change on its own.
 """
 
 import ctypes

@@ -40,7 +40,7 @@ ON_GPU = jax.devices()[0].platform == "gpu"
 def to_host(x, pinned: bool = ON_GPU) -> np.ndarray:
     """A NumPy copy of a device array. `pinned`: through JAX's pinned host memory, one direct copy
     by the GPU, which on an H200 took 0.6 ms for one 1080 x 1920 image against 2.3 ms for
-    `np.asarray` alone (results/h200/fetch.txt): it counts when every image is
+    `np.asarray` alone (results/h200/logs/fetch.txt): it counts when every image is
     saved. Off on a CPU, where it would only add a copy."""
     if pinned:
         x = jax.device_put(x, x.sharding.with_memory_kind("pinned_host"))
@@ -78,7 +78,7 @@ def stacked_step(uv, counts, p: Parameters, above=None, below=None):
     `above` and `below` (each (2, 1, cols)): the rows just beyond the first and last, where the
     array is a band of a larger grid (`jax_sharded`); zeros, the model's border, where not given.
     Concatenated with the band: on a GPU XLA compiles that concatenation as a kernel of its own, a
-    copy of the band every step (results/h200-x2/jax-kernels.txt), which is why `jax_sharded`'s
+    copy of the band every step (results/h200-x2/logs/jax-kernels.txt), which is why `jax_sharded`'s
     fast formulation steps bands with ghost rows instead."""
     _, rows, cols = uv.shape
     if (above is None) != (below is None):
@@ -184,7 +184,7 @@ class JaxUnrolled(JaxSlices):
 
 class JaxStacked(JaxUnrolled):
     """The unrolled slices, with U and V stacked in one array (see `stacked_step`): on an H200,
-    11.8 us a step against 14.2 for two arrays (results/h200/tune.txt)."""
+    11.8 us a step against 14.2 for two arrays (results/h200/logs/tune.txt)."""
 
     formulation = "stacked"
 

@@ -28,7 +28,7 @@ from jax.experimental import pallas as pl
 
 from ..parameters import Parameters
 
-#: Cells a block (rows, cols), a power of two each: `tools/gpu-host-multistep.py --apply-best` sets
+#: Cells a block (rows, cols), a power of two each: `gs-course tune --apply-best` writes the diff that sets
 #: the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
 BLOCK = (16, 64)
 

@@ -209,7 +209,7 @@ class JaxShardedOverlap(JaxSharded):
 
 
 #: Ghost rows on each side of a band in `sharded-deep`, and so the steps between two exchanges:
-#: on two H200s 16 and 32 timed the same, 8 slower (results/h200-x2/jax-profile.txt).
+#: on two H200s 16 and 32 timed the same, 8 slower (results/h200-x2/logs/jax-profile.txt).
 DEPTH = 32
 
 

@@ -105,7 +105,7 @@ class Blocking:
         return computed / (depth * self.tile_rows * self.tile_cols)
 
 
-#: The `multistep` formulation's default shape: `tools/gpu-host-multistep.py --apply-best` sets it
+#: The `multistep` formulation's default shape: `gs-course tune --apply-best` writes the diff that sets it
 #: to the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
 BLOCKING = Blocking(tile_cols=112, tile_rows=80, halo=8, depth=8, threads=(256, 4))
 

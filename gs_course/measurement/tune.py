@@ -95,20 +95,9 @@ def measure_cupy(blocking: Blocking, steps: int = STEPS, repeats: int = REPEATS)
 
 
 def compiler_report(blocking: Blocking) -> dict:
-    """Registers a thread, local bytes, shared bytes and blocks an SM of the fused kernel compiled
-    for `blocking`; cells computed a cell advanced."""
-    import cupy
-
-    module = backends.load("cupy")
-    kernel = module.fused_kernel(module._kernel_shape(blocking))
-    try:
-        blocks_per_sm = cupy.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(
-            kernel.kernel.ptr, blocking.threads[0] * blocking.threads[1], blocking.shared_bytes)
-    except Exception:  # noqa: BLE001 (an occupancy query this CuPy does not offer: not reported)
-        blocks_per_sm = None
-    return {"registers": kernel.attributes["num_regs"], "local_bytes": kernel.attributes["local_size_bytes"],
-            "shared_bytes": blocking.shared_bytes, "blocks_per_sm": blocks_per_sm,
-            "recomputed": blocking.recomputed()}
+    """What the compiler made of the fused kernel for `blocking` (the CuPy backend's
+    `kernel_report`), and the cells computed a cell advanced."""
+    return backends.load("cupy").kernel_report(blocking) | {"recomputed": blocking.recomputed()}
 
 
 def measure_pallas(block: tuple[int, int], steps: int = STEPS, repeats: int = REPEATS) -> dict:
