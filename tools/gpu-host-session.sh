@@ -23,9 +23,10 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   today      the suite without cuPyNumeric (while it travels), the benchmark of `bench`'s cases and
-#              cupy/persistent, JAX's compiled programs (jax-compiled.json), the persistent kernel's
-#              options; once cuPyNumeric is here its tests, then classrooms of 1 and 16 students
+#   today      while cuPyNumeric travels, the benchmark of `bench`'s cases and cupy/persistent, JAX's
+#              compiled programs (jax-compiled.json), the persistent kernel's options; once it is
+#              here the whole suite, then classrooms of 1 and 16 students
+#   checkers   the checkers' GPU tests and the harness's GPU cases (CuPy, no cuPyNumeric)
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
 #              four cases of `bench` again at those defaults
@@ -124,9 +125,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    today)  # while cuPyNumeric travels: the suite without it, the fast formulations' benchmark, JAX's
-      # compiled programs, the persistent kernel's options; then cuPyNumeric's tests and the classroom
-      suite 480 numpy,jax,cupy
+    today)  # while cuPyNumeric travels: the fast formulations' benchmark, JAX's compiled programs, the
+      # persistent kernel's options; then the whole suite and the classroom
       step 300 0 bench python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" cupy/persistent --no-output \
         --budget 10 --out "$out/bench"
       step 120 0 compiled python3 -m gs_course.measurement.compiled --out "$out/compiled"
@@ -140,10 +140,13 @@ for halo in (2, 4, 8):
         sim = backends.create("cupy", Parameters(), FULL.rows, FULL.cols, "persistent", halo=halo, chunk=chunk)
         print(halo, chunk, sim.tiles, round(bench.time_simulation(sim, FULL, 4, 3)["seconds"], 4), flush=True)'
       wait_for_cupynumeric 600
-      step 300 0 cupynumeric-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rs \
-        -p no:cacheprovider -q -n 8 -m "not packaging and not browser" -k "cupynumeric or legate or unpinned" tests
+      suite 600
       step "${CLASSROOM_S:-900}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 3 \
         --timeout 420 --out "$out/classroom" ;;
+    checkers)  # the checkers' GPU tests and their harness's GPU cases (CuPy only)
+      step 300 0 checker-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
+        -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py tests/test_check_kernel.py
+      step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
