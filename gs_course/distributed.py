@@ -132,7 +132,8 @@ def check_counts(processes: int, local_devices: int | None, rows: int | None = N
         raise DistributedError(f"--processes {processes}: use 1 or more")
     if local_devices is not None and local_devices < 1:
         raise DistributedError(f"--local-devices {local_devices}: use 1 or more")
-    found = len(gpus())
+    # JAX_PLATFORMS=cpu: the processes rehearse on CPU devices, whatever GPUs the machine has
+    found = 0 if os.environ.get("JAX_PLATFORMS", "").strip() == "cpu" else len(gpus())
     if not found:
         share = local_devices or 1
     else:

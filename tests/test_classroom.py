@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from gs_course.delivery import classroom, documents as results
+from gs_course.delivery import classroom, lesson_figures
 from gs_course.cli import main
 from gs_course.devices import gpus
 from gs_course.measurement import records
@@ -146,7 +146,7 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
     figures = classroom.summary_figures(record)
     assert figures == {"largest": 2, "worst_slowdown": 1.5, "wall_s": two["wall_s"],
                        "peak_mib": 701, "first_failure": None}
-    assert "2 at once passed every notebook" in results.classroom_summary(record)
+    assert "2 at once passed every notebook" in lesson_figures.classroom_summary(record)
     assert "## 4 student(s): FAILED" in classroom.markdown(record)
 
 

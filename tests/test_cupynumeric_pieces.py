@@ -43,7 +43,8 @@ for rows, cols in ((37, 53), (29, 18)):
     for _ in range(steps):
         want = reference_step(*want, params)
     for formulation, options in cases:
-        sim = cn_backend.FORMULATIONS[formulation](params, rows, cols, **options)
+        cls = cn_backend.FORMULATIONS[formulation]
+        sim = cls(params, rows, cols, cls.options(options)) if options else cls(params, rows, cols)
         sim.set_state(u0, v0)
         sim.advance(steps)
         got = sim.fetch()

@@ -134,8 +134,14 @@ def allocate(kind: str, shape: tuple[int, ...], dtype=np.float32) -> Buffer:
 def _samples(prepare, run, repeats: int) -> Samples:
     """`repeats` timings of `run()`, each after an untimed `prepare()`; a first, warm-up run (kernel
     compilation, the pages' first touch) is timed apart."""
-    prepare()
-    return timer.CupyTimer().time(run, repeats, warmup=1, after=prepare)
+    clock = timer.Timer()  # each run ends with its own wait (a float() of the sum)
+    seconds = []
+    for _ in range(repeats + 1):
+        prepare()
+        stopwatch = clock.stopwatch()
+        run()
+        seconds.append(stopwatch.elapsed())
+    return Samples.of(seconds[1:], compile_s=seconds[0])
 
 
 def _time_row(kind: str, sync_calls: bool, count: int, repeats: int) -> dict:
