@@ -180,9 +180,10 @@ def test_a_stuck_notebook_is_stopped_at_its_time_limit(tmp_path):
     stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
     sampler = classroom.MemorySampler(None)
     room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 4, dict(os.environ), sampler)
-    assert stuck and room.run() < 10
+    assert stuck and room.run() < 300, "the classroom waited for the notebook's own end"
     (attempt,) = room.attempts
     assert not attempt.passed and attempt.failure == "stopped after 4 s: the notebook's time limit (--timeout)"
+    assert attempt.seconds >= 4, "stopped before its limit"
 
 
 def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
