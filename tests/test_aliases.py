@@ -2,6 +2,7 @@
 its cells took from gs_course's modules (tests/data/imports-before-the-layers.json, read from the
 student notebooks of that commit) resolve through gs_course._aliases."""
 
+import ast
 import importlib
 import json
 import subprocess
@@ -52,12 +53,28 @@ def test_names_that_left_a_module_still_there_are_found():
     assert set(_aliases.MOVED_NAMES["gs_course.backends.cupy_backend"]) >= {"VARIANTS", "step_time_us"}
 
 
+def _imported(path: Path, package: Path) -> set[str]:
+    """Every module and name `path` imports, as absolute dotted names (relative imports resolved;
+    `from a import b` gives a.b, a module or a name of a)."""
+    parts = path.relative_to(package.parent).with_suffix("").parts
+    here = parts[:-1] if parts[-1] != "__init__" else parts  # the package `path` is in
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(here[:len(here) - node.level + 1] + ((node.module,) if node.module else ())) \
+                if node.level else node.module
+            found |= {base} | {f"{base}.{alias.name}" for alias in node.names}
+    return found
+
+
 def test_nothing_in_the_package_imports_an_old_path():
+    """Absolute or relative, at the top or inside a function: no module of the package imports an
+    old module (gs_course.measure, `from .. import check`) or a name from where it used to be."""
     old = {f"gs_course.{name}" for name in _aliases.MODULES}
+    old |= {f"{module}.{name}" for module, names in _aliases.MOVED_NAMES.items() for name in names}
     package = Path(_aliases.__file__).parent
     for path in package.rglob("*.py"):
-        if path.name == "_aliases.py":
-            continue
-        text = path.read_text()
-        for name in old:
-            assert f"from {name} import" not in text and f"import {name}\n" not in text, f"{path}: {name}"
+        if path.name != "_aliases.py":
+            assert not _imported(path, package) & old, path

@@ -114,10 +114,34 @@ def _right(name):
     return getattr(analysis, name)
 
 
-@pytest.mark.parametrize("name", ["mass", "bright_cells", "deciles", "similarity"])
-def test_checkers_accept_the_reference(name, capsys):
-    getattr(analysis_check, name)(_right(name))
+def _nudged(values, by):
+    """`values` with its second entry changed by `by`: one wrong number among right ones."""
+    values = np.array(values, copy=True)
+    values.flat[1] += by
+    return values
+
+
+#: The reference with one value wrong, and the line its checker must give: a checker that compared
+#: the answer with itself (or with nothing) would pass the reference and these alike.
+ONE_VALUE_WRONG = {
+    "mass": (lambda images: _nudged(analysis.mass(images), 1.0), r"your mass is off at \(1,\)"),
+    "bright_cells": (lambda image, t: (analysis.bright_cells(image, t)[0],
+                                       _nudged(analysis.bright_cells(image, t)[1], 0.01)),
+                     "your values are not V at your coordinates"),
+    "deciles": (lambda images: (analysis.deciles(images)[0], _nudged(analysis.deciles(images)[1], 1)),
+                r"your classes is off at \(0, 0, 1\)"),
+    "similarity": (lambda images: _nudged(analysis.similarity(images), 0.1), r"your similarity is off at \(0, 1\)"),
+}
+
+
+@pytest.mark.parametrize("name", list(ONE_VALUE_WRONG))
+def test_checkers_accept_the_reference_and_refuse_it_with_one_value_wrong(name, capsys):
+    checker = getattr(analysis_check, name)
+    checker(_right(name))
     assert capsys.readouterr().out.startswith("\N{CHECK MARK}")
+    wrong, hint = ONE_VALUE_WRONG[name]
+    with pytest.raises(NotYet, match=hint):
+        checker(wrong)
 
 
 def test_checkers_accept_the_right_answer_written_other_ways(capsys):

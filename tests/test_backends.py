@@ -140,10 +140,28 @@ def test_a_grid_too_large_names_the_largest_that_fits(backend):
     assert simulation.bytes_needed(fit_rows, fit_cols) <= free < simulation.bytes_needed(fit_rows + 2, fit_cols + 2)
 
 
-def test_default_backend_runs_on_the_gpu_when_there_is_one():
-    name = backends.default_backend()
-    assert backends.probe(name).ok
-    assert backends.probe(name).on_gpu == any(backends.probe(n).on_gpu for n in backends.GPU_PREFERENCE)
+#: Fake probes: "gpu" runs on a GPU, "cpu" runs on the CPU only, absent does not run.
+@pytest.mark.parametrize("gpu_here, running, expected", [
+    (True, {"cupy": "gpu", "jax": "gpu", "cupynumeric": "gpu", "numpy": "cpu"}, "cupy"),
+    (True, {"jax": "gpu", "cupynumeric": "gpu", "numpy": "cpu"}, "jax"),
+    (True, {"jax": "cpu", "cupynumeric": "gpu", "numpy": "cpu"}, "cupynumeric"),
+    (True, {"jax": "cpu", "cupynumeric": "cpu", "torch": "gpu", "numpy": "cpu"}, "jax"),
+    (False, {"cupy": "gpu", "jax": "cpu", "numpy": "cpu"}, "jax"),
+    (False, {"cupynumeric": "cpu", "numpy": "cpu"}, "numpy"),
+], ids=["all-on-gpu", "no-cupy", "jax-on-cpu", "no-gpu-library", "no-gpu", "no-jax"])
+def test_default_backend_is_the_first_of_the_preference_that_runs(monkeypatch, gpu_here, running, expected):
+    """The fastest GPU library that runs on the GPU, else JAX, else NumPy: probes and GPUs faked."""
+    monkeypatch.setattr(backends, "gpus", lambda: ("a GPU",) if gpu_here else ())
+    monkeypatch.setattr(backends, "probe", lambda name: backends.Probe(
+        name, name in running, on_gpu=running.get(name) == "gpu", reason=None if name in running else "faked"))
+    assert backends.default_backend() == expected
+
+
+def test_no_backend_running_is_one_line(monkeypatch):
+    monkeypatch.setattr(backends, "gpus", lambda: ())
+    monkeypatch.setattr(backends, "probe", lambda name: backends.Probe(name, False, reason="faked"))
+    with pytest.raises(backends.BackendError, match="^no backend runs here: install numpy$"):
+        backends.default_backend()
 
 
 @functools.cache

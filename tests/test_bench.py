@@ -67,6 +67,41 @@ def test_slow_cases_are_extrapolated_and_labelled(results):
     assert case["extrapolated"] and case["images_timed"] < TINY.images
 
 
+class _ClockedSimulation:
+    """A simulation whose every step takes one second of a fake clock: what the benchmark reports
+    is then known exactly."""
+
+    backend = "numpy"
+
+    def __init__(self):
+        self.now = 0.0
+        self.steps = 0
+
+    def clock(self) -> float:
+        return self.now
+
+    def advance(self, steps: int) -> None:
+        self.steps += steps
+        self.now += steps
+
+    def synchronize(self) -> None:
+        pass
+
+
+@pytest.mark.parametrize("budget_s, images_timed", [(48.0, 2), (1e9, 8)])
+def test_the_total_is_extrapolated_from_the_images_timed(budget_s, images_timed, monkeypatch):
+    """8 images of 8 one-second steps: 64 s, whether 2 images were timed (a budget of 48 s over 3
+    repeats, 16 s a repeat) and scaled by 4, or all 8."""
+    sim = _ClockedSimulation()
+    monkeypatch.setattr(timer, "for_library", lambda name: timer.Timer(clock=sim.clock))
+    workload = bench.Workload(rows=4, cols=4, images=8, steps_per_image=8)
+    case = bench.time_simulation(sim, workload, budget_s=budget_s, repeats=3)
+    assert case["images_timed"] == images_timed and case["extrapolated"] == (images_timed < 8)
+    assert case["samples_s"] == [64.0] * 3 and case["seconds"] == 64.0 and case["us_per_step"] == 1e6
+    assert case["compile_s"] == 8.0  # the first image, timed apart
+    assert sim.steps == 8 + 8 + 3 * images_timed * 8  # warm-up, the image that sets the pace, the repeats
+
+
 def test_output_modes_run_against_writing_alone(results):
     assert results["output"]["seconds"] > 0 and results["output"]["repeats"] == 2
     for mode in ("output in line", "output overlapped"):

@@ -15,7 +15,6 @@ import pytest
 from gs_course import backends
 from gs_course.cli import main
 from gs_course.delivery.instructor import select_notebooks
-from gs_course.devices import gpus
 from gs_course.model import PARITY_ATOL, reference_run
 from gs_course.output import read_frames
 from gs_course.parameters import Parameters
@@ -171,18 +170,6 @@ def test_console_script_is_installed():
     assert script, "gs-course is not installed: pip install -e ."
     done = subprocess.run([script, "--version"], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and done.stdout.startswith("gs-course ")
-
-
-def test_instructor_check_runs_every_solution_notebook_and_summarises(tmp_path, capsys):
-    summary = tmp_path / "summary.md"
-    assert main(["instructor-check", "--size", "small", "--summary", str(summary)]) == 0
-    out = capsys.readouterr().out
-    assert "Backends:" in out  # doctor first
-    assert "| 1_Python_GPU_JAX.ipynb | pass |" in out and "| 1_Python_GPU_JAX.ipynb | pass |" in summary.read_text()
-    lines = summary.read_text().splitlines()
-    assert lines[0] == "# Instructor check, small size" and any(line.startswith("- commit: ") for line in lines)
-    assert "| notebook | result | run time | GPU | peak GPU memory |" in lines
-    assert summary.read_text().rstrip().endswith(" MiB |" if gpus() else "| no GPU |")
 
 
 def test_instructor_check_takes_notebooks_by_name_or_number(capsys):

@@ -202,22 +202,22 @@ def test_install_script_installs_a_working_course(tmp_path):
                             capture_output=True, text=True, env=own, cwd=tmp_path)
     assert handed.returncode == 0, handed.stderr
     assert sorted(p.name for p in (tmp_path / "mine").glob("*.ipynb")) == sorted(p.name for p in (ROOT / "notebooks").glob("*.ipynb"))
-    solved = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import notebooks; "
+    solved = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course.lessons import notebooks; "
                              "import json; print(len(notebooks.exercises(json.loads((notebooks.SOLUTIONS / "
                              "'1_Python_GPU_JAX.ipynb').read_text()))), notebooks.SOLUTIONS)"],
                             capture_output=True, text=True, env=own, cwd=tmp_path)
     count, where = solved.stdout.split()
     assert int(count) >= 5 and "site-packages" in where, solved.stdout + solved.stderr
     # ... and the recorded results the notebooks show (the container test found them missing there).
-    recorded = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import measure; "
-                               "print((measure.RESULTS / 'h200' / 'bench.json').is_file(), measure.RESULTS)"],
+    recorded = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import paths; "
+                               "print((paths.RESULTS / 'h200' / 'bench.json').is_file(), paths.RESULTS)"],
                               capture_output=True, text=True, env=own, cwd=tmp_path)
     assert recorded.stdout.split()[0] == "True" and "site-packages" in recorded.stdout, recorded.stdout + recorded.stderr
     # The images' second step: the course's folder, editable, which instructor-check runs from (its solutions/).
     package = subprocess.run(["bash", str(ROOT / "deploy" / "install.sh"), str(tmp_path / "venv"), "", "package"],
                              capture_output=True, text=True, env=own, timeout=900)
     assert package.returncode == 0, package.stderr[-3000:]
-    found = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course import instructor; "
+    found = subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "from gs_course.delivery import instructor; "
                             "print(instructor.solved_notebooks()[0].parent)"], capture_output=True, text=True, env=own, cwd=tmp_path)
     assert found.stdout.strip() == str(ROOT / "solutions"), found.stdout + found.stderr
 

@@ -1,9 +1,10 @@
-"""The peak of GPU memory a run takes (Legate's and JAX's shares: test_course.py)."""
+"""The GPUs CUDA lets the course see, and the peak of GPU memory a run takes (Legate's and JAX's
+shares: test_sizing.py)."""
 
 import os
 import time
-from gs_course import devices
 
+from gs_course import devices
 
 
 def _gpu(gib: int) -> devices.Gpu:

@@ -4,9 +4,20 @@ written."""
 
 import json
 
-from gs_course.delivery import handout
+from gs_course.delivery import classroom, handout
 from gs_course.cli import main
+from gs_course.lessons import notebooks
+from gs_course.paths import course_folder
 from test_read_only import read_only  # noqa: F401  (the fixture: a read-only tmpfs mount as root)
+
+
+def _tutorials() -> list[str]:
+    """The four tutorials' file names, from solutions/, in the school's teaching order: each number
+    of the order must name one solved notebook."""
+    solved = sorted(course_folder("solutions").glob("*.ipynb"))
+    chosen = [notebooks.named(solved, number) for number in classroom.SCHOOL_ORDER]
+    assert all(len(found) == 1 for found in chosen), f"solutions/ lacks a tutorial of {classroom.SCHOOL_ORDER}: {chosen}"
+    return [found.name for (found,) in chosen]
 
 
 def _course(folder, **notebooks):
@@ -16,10 +27,11 @@ def _course(folder, **notebooks):
     return folder
 
 
-def test_the_course_hands_out_its_student_notebooks_and_their_readme():
+def test_the_course_hands_out_every_tutorial_its_readme_and_glossary():
     names = [p.name for p in handout.course_files()]
-    assert "README.md" in names
-    assert sum(name.endswith(".ipynb") for name in names) >= 3
+    tutorials = _tutorials()
+    assert len(tutorials) == 4 and sorted(name for name in names if name.endswith(".ipynb")) == sorted(tutorials)
+    assert {"README.md", "glossary.md"} <= set(names)
     assert all((handout.SOURCE / name).read_bytes() for name in names)
 
 
@@ -60,7 +72,8 @@ def test_reset_gives_a_fresh_copy_and_keeps_the_students_as_a_backup(tmp_path):
 def test_the_command_copies_into_a_folder_and_says_what_it_did(tmp_path, capsys):
     assert main(["notebooks", str(tmp_path / "mine")]) == 0
     out = capsys.readouterr().out
-    assert "new: 1_Python_GPU_JAX.ipynb" in out and out.strip().endswith("done; open it in JupyterLab")
+    handed = sorted(line.removeprefix("new: ") for line in out.splitlines() if line.endswith(".ipynb"))
+    assert handed == sorted(_tutorials()) and out.strip().endswith("done; open it in JupyterLab")
     assert main(["notebooks", str(tmp_path / "mine")]) == 0
     assert capsys.readouterr().out.strip().endswith("up to date; open it in JupyterLab")
 

@@ -126,9 +126,4 @@ def test_measure_times_every_row_and_the_table_prints_them():
     assert [row["label"] for row in results["rows"]] == [label for label, _, _ in memory_kinds.ROWS]
     median = {(row["label"], key): row[key]["median_s"] for row in results["rows"] for key in memory_kinds.KEYS}
     assert all(seconds > 0 for seconds in median.values())
-    # Read in place over the link at every access, zero-copy memory is slower to read again than
-    # device memory by about the link's bandwidth against the GPU's own (on an H200, 49 against
-    # 1500 GB/s at 256 MiB; at 8 MiB the launch's own cost brings it down to 3 times). 64 MiB keeps
-    # the array large enough for the link to be what is measured.
-    assert median["mapped (zero-copy)", "gpu_read_again_s"] > 3 * median["pinned", "gpu_read_again_s"]
     assert memory_kinds.table(results).count(" GB/s") == 3 * len(memory_kinds.ROWS)

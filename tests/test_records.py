@@ -6,9 +6,7 @@ import subprocess
 
 import pytest
 from gs_course.measurement import records
-from gs_course.measurement import timer
 from gs_course import paths, workload
-
 
 
 def test_a_result_file_is_read_back_only_as_its_own_kind_and_schema(tmp_path):
@@ -42,6 +40,19 @@ def test_provenance_names_commit_machine_libraries_and_command(monkeypatch):
     if head.returncode:
         pytest.skip("not a git clone: no commit to compare")
     assert records.commit().split("+")[0] == head.stdout.strip()
+
+
+@pytest.mark.parametrize("head, status, expected", [
+    ("abc1234", "", "abc1234"),
+    ("abc1234", " M gs_course/model.py", "abc1234+changes"),
+    (None, None, None),
+], ids=["clean", "changed", "no-git"])
+def test_the_commit_says_when_the_code_differs_from_it(monkeypatch, head, status, expected):
+    """git faked: HEAD, '+changes' where gs_course/ or tools/ differ from it, None outside a clone."""
+    monkeypatch.delenv("COMMIT", raising=False)
+    answers = {"rev-parse": head, "status": status}
+    monkeypatch.setattr(records, "_git", lambda *args: answers[args[0]])
+    assert records.commit() == expected
 
 
 def test_machine_names_for_results_folders():

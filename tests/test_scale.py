@@ -1,6 +1,5 @@
 """`gs-course scale` without a GPU: the devices are CPU processors (Legate) or XLA host devices (JAX)."""
 
-import json
 import os
 import subprocess
 import sys
@@ -116,5 +115,10 @@ def test_worker_answers_on_the_marked_line():
     spec = {"backend": "numpy", "formulation": "slices", "devices": 1, "on_gpu": False, "rows": 20, "cols": 17,
             "steps": 3, "repeats": 2}
     answer = scale.measure_point(spec)
-    assert answer["steps_per_call"] == 3 and answer["timing"]["repeats"] == 2
-    assert json.dumps(answer)  # what the parent stores
+    assert answer["formulation"] == "slices" and answer["steps_per_call"] == 3
+    assert answer["device"] == backends.probe("numpy").describe()
+    timing = answer["timing"]
+    assert timing["repeats"] == 2 and len(timing["samples_s"]) == 2 and all(s > 0 for s in timing["samples_s"])
+    assert timing["min_s"] <= timing["median_s"] <= timing["max_s"]
+    assert timing["compile_s"] is not None  # the warm-up call, timed apart
+    assert answer["step_s"] == pytest.approx(timing["median_s"] / 3)  # a step, not a call of 3

@@ -33,7 +33,6 @@ def test_too_little_memory_says_so_in_one_line():
 def test_no_gpu_runs_the_small_grid_and_the_environment_overrides(monkeypatch):
     assert sizing.choose(None) == sizing.Choice(SMALL, "no GPU: running 135 x 240 (small) on the CPU")
     monkeypatch.setattr(sizing, "gpus", lambda: ())
-    monkeypatch.setattr(sizing, "gpus", lambda: ())
     monkeypatch.setenv("GS_COURSE_SIZE", "full")
     assert sizing.choice() == sizing.Choice(FULL, "GS_COURSE_SIZE=full: running 1080 x 1920 (no GPU)")
     monkeypatch.setenv("GS_COURSE_SIZE", "huge")

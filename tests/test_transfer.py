@@ -18,7 +18,8 @@ def recorded():
 
 def _assert_physics(results, largest):
     """Pinned beats pageable on large copies, the GPU's own memory beats the link by far, the
-    overlapped pipeline beats the serial one."""
+    overlapped pipeline beats the serial one: checked on the recorded H200 file, whose figures do
+    not change; a live GPU's depend on the machine and its load, so its test checks no speed."""
     for direction in transfer.DIRECTIONS:
         pageable = dict(transfer.bandwidth(results, direction, "pageable"))
         pinned = dict(transfer.bandwidth(results, direction, "pinned"))
@@ -56,8 +57,10 @@ def test_readback_every_step_costs_32000_frames(recorded):
     frame = recorded["frame"]["device_to_host"]
     assert cost["every_step_pageable_s"] == pytest.approx(32_000 * frame["pageable"]["median_s"])
     assert cost["every_step_pinned_s"] < cost["every_step_pageable_s"]
-    assert cost["once_s"] * 1000 < cost["every_step_pinned_s"]
-    assert 0.1 < cost["memory_floor_of_the_steps_s"] < 1  # about 0.25 s on an H200
+    assert cost["once_s"] == frame["pageable"]["median_s"]
+    bytes_of_the_steps = 32_000 * 4 * 4 * 1080 * 1920  # U and V read and written, float32, every step
+    assert cost["memory_floor_of_the_steps_s"] == pytest.approx(
+        bytes_of_the_steps / (transfer.device_bandwidth(recorded) * 1e9))
 
 
 def test_figure_draws_bandwidth_on_log_axes_and_the_pipeline_timeline(recorded, tmp_path):
@@ -109,12 +112,24 @@ def test_transfer_bad_input(args, message, capsys):
 
 
 @pytest.mark.gpu
-def test_measurements_on_this_gpu_obey_physics(tmp_path):
+def test_measurements_on_this_gpu_are_complete_and_ordered(tmp_path):
+    """Every size, direction and kind of memory copied, each with its repeats; the serial pipeline
+    on one stream, the overlapped one on three, each chunk's copy in, kernel and copy out in turn
+    on its stream (CUDA's order within a stream: true on any GPU, however fast)."""
     if not backends.probe("cupy").ok:
         pytest.skip("no GPU")
     results = transfer.run(64 * transfer.MIB, pipeline_chunks=6, pipeline_chunk_bytes=8 * transfer.MIB)
-    _assert_physics(results, 64 * transfer.MIB)
-    assert all(c["repeats"] == len(c["samples_s"]) and c["min_s"] <= c["median_s"] <= c["max_s"]
+    sizes = [size for size in transfer.SIZES if size <= 64 * transfer.MIB]
+    assert sorted((c["direction"], c["memory"], c["bytes"]) for c in results["copies"]) == sorted(
+        (d, m, size) for d in transfer.DIRECTIONS for m in transfer.MEMORIES for size in sizes)
+    assert all(c["repeats"] == len(c["samples_s"]) and 0 < c["min_s"] <= c["median_s"] <= c["max_s"]
                for c in results["copies"])
+    for name, streams in (("serial", {0}), ("overlapped", {0, 1, 2})):
+        timeline = results["pipeline"][name]["timeline"]
+        assert {span["stream"] for span in timeline} == streams, name
+        for chunk in range(6):
+            spans = [span for span in timeline if span["chunk"] == chunk]
+            assert [span["stage"] for span in spans] == ["copy in", "kernel", "copy out"]
+            assert all(a["end_ms"] <= b["start_ms"] for a, b in zip(spans, spans[1:])), (name, chunk)
     transfer.save(results, tmp_path / "t.json")
     assert transfer.load(tmp_path / "t.json")["provenance"]["gpu"] == results["provenance"]["gpu"]

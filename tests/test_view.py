@@ -1,7 +1,9 @@
 """The viewing module: run files read one image at a time and in order, early stops shown with their
 count, bad files refused in one line, the explorer's steering matching the reference model."""
 
+import importlib.util
 import io
+import sys
 
 import h5py
 import numpy as np
@@ -131,14 +133,36 @@ def _show(capsys, *args) -> tuple[int, list[str]]:
     return code, capsys.readouterr().err.strip().splitlines()
 
 
-def test_show_saves_each_format(tmp_path, capsys):
+def _mp4_frames(path) -> int:
+    import imageio_ffmpeg
+
+    frames = imageio_ffmpeg.read_frames(str(path))
+    next(frames)  # the stream's metadata
+    return sum(1 for _ in frames)
+
+
+NO_FFMPEG = importlib.util.find_spec("imageio_ffmpeg") is None
+
+
+@pytest.mark.parametrize("name, images_in", [
+    ("frame.png", lambda path: 1 if Image.open(path).format == "PNG" else 0),
+    ("run.gif", lambda path: len(_gif_frames(path))),
+    pytest.param("run.mp4", _mp4_frames, marks=pytest.mark.skipif(
+        NO_FFMPEG, reason="MP4 needs imageio-ffmpeg (the lab extra), not installed here")),
+], ids=["png", "gif", "mp4"])
+def test_show_saves_each_format(tmp_path, capsys, name, images_in):
+    """A PNG of one image, a GIF and an MP4 of the six, each a file of its format."""
     path = _write_run(tmp_path / "run.h5")
-    for name in ("frame.png", "run.gif", "run.mp4"):
-        if name.endswith(".mp4"):
-            pytest.importorskip("imageio_ffmpeg")
-        assert cli.main(["show", str(path), "--out", str(tmp_path / name)]) == 0
-        assert (tmp_path / name).stat().st_size > 1000
-    assert "saved" in capsys.readouterr().out
+    assert cli.main(["show", str(path), "--out", str(tmp_path / name)]) == 0
+    assert capsys.readouterr().out.strip().endswith(f"saved {tmp_path / name}")
+    assert images_in(tmp_path / name) == (1 if name.endswith(".png") else 6)
+
+
+def test_an_mp4_without_imageio_ffmpeg_gets_one_line(tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)  # its import fails
+    code, lines = _show(capsys, _write_run(tmp_path / "run.h5"), "--out", tmp_path / "run.mp4")
+    assert code == cli.EXIT_USAGE and lines == ["gs-course: error: saving MP4 needs imageio-ffmpeg "
+                                                "(pip install imageio-ffmpeg); or save a .gif"]
 
 
 def test_bad_files_get_one_line(tmp_path, capsys):
