@@ -155,7 +155,8 @@ def elementwise_update(body: str, laplacian):
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
     if _on_the_cpu():
         step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, v_next, "
-                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray)
+                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray,
+             writes="kernel")
         return None
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
@@ -170,7 +171,7 @@ def elementwise_update(body: str, laplacian):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray)
+        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray, writes="kernel")
     return kernel
 
 
@@ -241,7 +242,7 @@ def step_kernel(body: str):
     if _on_the_cpu():
         step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
                        "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),
-             device_type=None, to_device=np.asarray)
+             device_type=None, to_device=np.asarray, writes="kernel")
         return None
     cupy = _gpu_cupy("your RawKernel")
     if cupy is None:
@@ -276,7 +277,7 @@ def step_kernel(body: str):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(one_step, device_type=cupy.ndarray, to_device=to_device)
+        step(one_step, device_type=cupy.ndarray, to_device=to_device, writes="kernel")
     return launch
 
 
