@@ -185,43 +185,84 @@ def _checkers_own_copies():
         _CHECKER.copies = False
 
 
+#: A device array's conversions to a Python value (or its text), each a copy to the host that waits
+#: for the device: float(v.sum()), v.max().item(), print(v[0, 0]), f"{v.mean()}", if v.any(): ...
+_TO_PYTHON = ("__float__", "__int__", "__bool__", "__index__", "__complex__", "item", "tolist", "__repr__", "__str__",
+              "__format__")
+
+#: The libraries whose own code converts arrays for bookkeeping (not a round trip of the student's).
+_LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib", "gs_course"}
+
+
+def _of_a_library(frame) -> bool:
+    return frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
+
+
+@contextlib.contextmanager
+def _watched(device_type, names, count):
+    """`device_type`'s methods `names` replaced, while inside, by ones that call `count(self, name,
+    caller)` first (caller: the frame that called the method). Afterwards those the type defines itself are put back, the inherited ones removed again
+    (CuPy's get is its base class's: the base's then shows again)."""
+    own = {name for name in names if name in vars(device_type)}
+    patched = {}
+    for name in names:
+        original = getattr(device_type, name, None)
+        if original is None:
+            continue
+
+        def watched(self, *args, _original=original, _name=name, **kwargs):
+            count(self, _name, sys._getframe(1))
+            return _original(self, *args, **kwargs)
+
+        try:
+            setattr(device_type, name, watched)
+        except TypeError:  # a type that cannot be changed: not watched
+            continue
+        patched[name] = original
+    try:
+        yield
+    finally:
+        for name, original in patched.items():
+            if name in own:
+                setattr(device_type, name, original)
+            else:
+                delattr(device_type, name)
+
+
 @contextlib.contextmanager
 def _no_host_round_trip(device_type, what: str):
     """A copy of a device array to the host, while the student runs: cuPyNumeric converts silently
     (np.asarray, a NumPy function it does not take over), so its `__array__` is watched; CuPy
     refuses an implicit conversion but copies when asked (`a.get()`, `cupy.asnumpy`), so its `get`
-    is watched. JAX is traced instead (`_jaxpr`)."""
+    is watched; and with both, a value brought to Python by the student's own code (float(),
+    .item(), print), which waits for the device each time. JAX is traced instead (`_jaxpr`)."""
     library = _library(device_type)
     name = {"cupy": "get"}.get(library, "__array__")
-    convert = getattr(device_type, name, None) if library not in (None, "jax") else None
-    if convert is None:
+    if library in (None, "jax") or getattr(device_type, name, None) is None:
         yield
         return
-    calls, own = [], name in vars(device_type)
+    arrays, values = [], []
 
-    def watched(self, *args, **kwargs):
-        if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
-            calls.append(self.shape)
-        return convert(self, *args, **kwargs)
+    def count(self, method, caller):
+        if method == name:
+            if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
+                arrays.append(self.shape)
+        elif not _of_a_library(caller) and not getattr(_CHECKER, "copies", False):
+            values.append(method)
 
-    try:
-        setattr(device_type, name, watched)
-    except TypeError:  # a type that cannot be changed: not watched
+    with _watched(device_type, (name, *_TO_PYTHON), count):
         yield
-        return
-    try:
-        yield
-    finally:
-        if own:
-            setattr(device_type, name, convert)
-        else:  # inherited (CuPy's get is its base class's): the base's shows again
-            delattr(device_type, name)
-    if calls:
+    when = "at every step" if "step" in what or "loop" in what else "at every call"
+    if arrays:
         how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
                f"np.asarray, or a NumPy function that {library} does not take over, and back")
-        raise NotYet(f"{what} copies arrays to the host ({len(calls)} times: {how}): a round trip through the "
-                     f"host at every call. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
+        raise NotYet(f"{what} copies arrays to the host ({len(arrays)} times: {how}): a round trip through the "
+                     f"host {when}. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
                      ".pad, .roll...), which keep the arrays on the device")
+    if values:
+        raise NotYet(f"{what} brings values of the device's arrays to the host ({len(values)} times: float(), .item(), "
+                     f"print or an if on an array): each waits for the device to finish, a round trip through the host "
+                     f"{when}. Keep the loop on the device and look at the values after it")
 
 
 @contextlib.contextmanager
