@@ -204,7 +204,7 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
 
 # --- Exercise: the privatised histogram kernel ----------------------------------------------------------
 
-_CPU_BLOCKS = 4
+_CPU_BLOCKS, _CPU_THREADS = 4, 32
 
 
 def _histograms_on_gpu(cupy, body: str, images: np.ndarray):
@@ -230,11 +230,45 @@ def _trial_histogram(body: str) -> None:
 
 def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
     """The kernel's counts on the CPU: _CPU_BLOCKS blocks of 32 threads an image, each thread of its own."""
-    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3(32), true, false, [&] "
+    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
             f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
     arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
     kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
     return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=10)[0]["counts"].astype(np.int64)
+
+
+def _thread_loops(images: np.ndarray, blocks: int, threads: int):
+    """(the counts a thread loop over the cells other than (first; i += stride) gives, its hint):
+    each thread of `blocks` x `threads` starting elsewhere or stepping otherwise, counted per cell
+    (cell c is counted by every thread whose start s <= c has s = c modulo the step)."""
+    cells = images[0].size
+    block, thread = np.divmod(np.arange(blocks * threads), threads)
+    stride, first = blocks * threads, block * threads + thread
+    start_first = "start at first (blockIdx.x * blockDim.x + threadIdx.x), each thread its own cells"
+    variants = (
+        (np.zeros_like(first), stride, f"the loop over the cells starts at 0 for every thread: {start_first}"),
+        (first, 1, "the loop over the cells steps by 1, so every thread counts all the cells after its first: step "
+                   "by stride (gridDim.x * blockDim.x, all the image's threads)"),
+        (np.zeros_like(first), 1, "every thread counts every cell (the loop starts at 0 and steps by 1): "
+                                  "for (int i = first; i < cells; i += stride)"),
+        (first, threads, "the loop over the cells steps by blockDim.x, one block's threads: step by stride "
+                         "(gridDim.x * blockDim.x, all the image's threads)"),
+        (block, blocks, f"the loop over the cells starts at blockIdx.x, the same for a block's threads: {start_first}"),
+    )
+    bins = np.minimum((images * np.float32(analysis.BINS)).astype(np.int64), analysis.BINS - 1).reshape(len(images), -1)
+    for starts, step, hint in variants:
+        began = np.bincount(starts[starts < cells], minlength=-(-cells // step) * step)
+        visits = np.cumsum(began.reshape(-1, step), axis=0).ravel()[:cells]
+        yield np.stack([np.bincount(b, weights=visits, minlength=analysis.BINS) for b in bins]).astype(np.int64), hint
+
+
+def _not_privatised(body: str) -> bool:
+    """Whether an atomicAdd inside the loop over the cells adds to an array that is not __shared__."""
+    shared = set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+    for found in re.finditer(r"atomicAdd\s*\(\s*&?\s*\(?\s*(\w+)", body):
+        if found[1] not in shared and any("cells" in header for header in _governing(body, found.start())):
+            return True
+    return False
 
 
 def histogram_kernel(body: str):
@@ -242,6 +276,10 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     as_text = [
+        (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
+                                "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
+                                "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
+                                "[bin], 1u), then add it to global memory once per bin"),
         ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
                                    "(extern __shared__), then add it to global memory once"),
         (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
@@ -259,9 +297,10 @@ def histogram_kernel(body: str):
         images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
         got, kernel = _histograms_on_gpu(cupy, body, images)
         blocks = min(analysis.HISTOGRAM_BLOCKS, -(-images[0].size // analysis.HISTOGRAM_THREADS))
+        threads = analysis.HISTOGRAM_THREADS
     elif cuda_on_cpu.compiler() is not None:
         images = batch(images=2, grid=(37, 53))
-        got, blocks = _histograms_on_cpu(body, images), _CPU_BLOCKS
+        got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
     else:
         return _not_checked("your histogram kernel", as_text)
     want = analysis.histograms(images)
@@ -269,6 +308,9 @@ def histogram_kernel(body: str):
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    for counts, hint in _thread_loops(images, blocks, threads):
+        if np.array_equal(got, counts):
+            raise NotYet(hint)
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got.sum(axis=1) + tops, np.full(len(images), cells)) and tops.any():
         raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
@@ -289,7 +331,7 @@ def histogram_kernel(body: str):
     hint = _first_hint(as_text)  # a race can give the right counts by luck
     if hint:
         raise NotYet(hint)
-    where = "" if cupy is not None else " (run on the CPU, 32 threads a block)"
+    where = "" if cupy is not None else f" (run on the CPU, {_CPU_THREADS} threads a block)"
     ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells{where}, privatised in shared memory")
     return kernel
 
