@@ -393,6 +393,49 @@ def _refuse_the_placeholder(student) -> None:
         raise NotImplementedError(YOUR_TURN_MESSAGE)
 
 
+#: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
+_COMPILE_ERRORS = (
+    (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
+     "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
+     "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
+    (r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'",
+     "{name} is not defined: declare it (const float {name} = ...;) or use the kernel's own names"),
+    (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",
+     "a ; is missing at the end of a statement"),
+)
+
+
+def _changes(name: str) -> str:
+    """A regular expression for a C statement that changes `name` (++name, name += ..., name = ...)."""
+    return rf"(\+\+|--)\s*\b{name}\b|\b{name}\s*(\+\+|--|[-+*/%|&^]?=(?!=))"
+
+
+def endless_loop(code: str) -> str | None:
+    """The loop of a kernel's C that never ends, read from the code: a for loop whose variable
+    nothing changes, or a while loop whose condition's names nothing in it changes; else None."""
+    for found in re.finditer(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=[^;]*;([^;]*);([^)]*)\)", code):
+        name, condition = found[1], found[2].strip()
+        if not re.search(_changes(name), found[3]) and not re.search(_changes(name), code[found.end():]):
+            return f"the loop over {name} never ends: {name} is never incremented (for (...; {condition}; ++{name}))"
+    for found in re.finditer(r"\bwhile\s*\(([^)]*)\)", code):
+        names = set(re.findall(r"[A-Za-z_]\w*", found[1]))
+        if names and not any(re.search(_changes(n), code[found.end():]) for n in names):
+            return f"the loop while ({found[1].strip()}) never ends: nothing in it changes {', '.join(sorted(names))}"
+    return None
+
+
+def compile_hint(errors: list[str]) -> str:
+    """One line for a compiler's error lines: the first error, and what it means where it is common."""
+    lines = [re.sub(r"^.*?error:\s*", "", line).strip() for line in errors if line.strip()] or ["no message"]
+    more = f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
+    for pattern, meaning in _COMPILE_ERRORS:
+        found = re.search(pattern, lines[0])
+        if found:
+            name = next((g for g in found.groups() if g), "")
+            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){more}"
+    return f"your code does not compile: {lines[0][:200]}{more}"
+
+
 @contextlib.contextmanager
 def _gpu_errors_as_hints(cupy):
     """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback; a kernel that
@@ -401,7 +444,7 @@ def _gpu_errors_as_hints(cupy):
         yield
     except cupy.cuda.compiler.CompileException as err:
         lines = [line.strip() for line in str(err).splitlines() if "error" in line]
-        raise NotYet("your kernel does not compile:\n" + "\n".join(lines[:5] or str(err).splitlines()[:5])) from None
+        raise NotYet(compile_hint(lines or str(err).splitlines()[:1])) from None
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as err:
         # CUDA names a wild access in several ways (an illegal address, an invalid address space, a launch failure)
         raise NotYet(f"your kernel failed on the GPU ({err}): most often it reads or writes outside its arrays, at the "
@@ -420,7 +463,8 @@ def trial_in_a_child(trial: str, body: str) -> None:
     try:
         child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        raise NotYet("your kernel did not finish within 60 s on a small input: a loop that never ends?") from None
+        raise NotYet("your kernel did not finish within 60 s on a small input: "
+                     + (endless_loop(body) or "a loop that never ends?")) from None
     if child.returncode != 0:
         last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
         raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "

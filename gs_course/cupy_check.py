@@ -209,7 +209,7 @@ def _cpu_step(kernel: str, call: str, laplacian=None):
         arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
-        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]
+        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5)[0]  # a step takes milliseconds
         if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
             raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
                          "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
