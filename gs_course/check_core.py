@@ -359,13 +359,45 @@ def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
                      "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
 
 
-def _call(student, args, device_type, what: str, hints=()):
-    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints."""
+@contextlib.contextmanager
+def _no_loop_over_cells(student, cells: int | None, what: str):
+    """A function that runs more lines of Python than an eighth of the grid's `cells` (lines of the
+    student's notebook, whose globals are the student's function's: not the libraries') loops over
+    the cells, the technique the array exercises replace: stopped there, with its hint. None: not
+    watched."""
+    notebook = getattr(student, "__globals__", None)
+    if cells is None or notebook is None:
+        yield
+        return
+    limit, ran = cells // 8, [0]
+
+    def line(frame, event, arg):
+        if event == "line":
+            ran[0] += 1
+            if ran[0] > limit:
+                raise NotYet(f"{what} runs a Python loop over the cells (more than {limit} lines of Python for a grid "
+                             f"of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
+                             "Compute whole arrays at once: array slicing, the nine slices of the padded array "
+                             "padded[i : i + rows, j : j + cols]")
+        return line
+
+    before = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: line if frame.f_globals is notebook else None)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
+
+
+def _call(student, args, device_type, what: str, hints=(), cells: int | None = None):
+    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints,
+    and, given the grid's `cells`, a Python loop over them refused."""
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:
             raise NotYet(hint)
-    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints):
+    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints), \
+            _no_loop_over_cells(student, cells, what):
         return student(*args)
 
 

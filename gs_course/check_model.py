@@ -179,7 +179,8 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
         a = rng.random(_grid(rng), dtype=np.float32)
         want = reference_laplacian(a.astype(np.float64))
         passed = to_device(a.copy())
-        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian"), "your Laplacian", device_type)
+        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", cells=a.size), "your Laplacian",
+                        device_type)
         compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
@@ -199,7 +200,7 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     u64, v64 = u.astype(np.float64), v.astype(np.float64)
     want = reference_step(u64, v64, PARAMS)
     passed = (to_device(u.copy()), to_device(v.copy()))
-    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step"), "your step")
+    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
     changed = _changed(passed, (u, v))
     mistakes = list(_step_mistakes(u64, v64, PARAMS, writes))
     arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
