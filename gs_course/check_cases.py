@@ -10,6 +10,13 @@ from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
+
+
+def _each_step(line: str) -> tuple[str, str]:
+    """The time loop of cuPyNumeric's exercise with `line` run after each step."""
+    return "u, v = step(u, v, p)\n", f"u, v = step(u, v, p)\n        {line}\n"
+
+
 _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarray(a), cnp.asarray(b), p)")
 
 CASES = [
@@ -271,14 +278,9 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("jax 5", ("u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)",
                    "u, v = lax.scan(lambda c, _: (step(*c, p), None), uv, None, length=nbextrastep)[0]"), PASS,
          "one scan", name="the steps of an image a scan too"),
-    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = step(u, v, p)\n        total = float(v.sum())\n"), FAIL,
-         "host at every step", name="float(v.sum()) each step"),
-    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = step(u, v, p)\n        peak = v.max().item()\n"), FAIL,
-         "host at every step", name=".item() each step"),
-    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = step(u, v, p)\n        print(v.max())\n"), FAIL,
-         "host at every step", name="print of a value each step"),
-    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = step(u, v, p)\n        snapshot = np.asarray(v)\n"), FAIL,
-         "host", name="np.asarray each step"),
+    *(Case("cupynumeric 4", _each_step(line), FAIL, hint, name=f"{line.split(' = ')[-1]} each step")
+      for line, hint in (("total = float(v.sum())", "host at every step"), ("peak = v.max().item()", "host at every step"),
+                         ("print(v.max())", "host at every step"), ("snapshot = np.asarray(v)", "copies arrays to the host"))),
     Case("cupynumeric 4", ("for _ in range(steps):\n        u, v = step(u, v, p)",
                            "done = 0\n    while done < steps:\n        u, v = step(u, v, p)\n        done += 1"), PASS,
          "time loop: right", name="a while loop"),
