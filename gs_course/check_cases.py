@@ -303,7 +303,12 @@ check.saved_images(save_images, BACKEND, overlapped=True)
          "        for c in range(cols):\n            for i in range(max(r - 1, 0), min(r + 2, rows)):\n"
          "                for j in range(max(c - 1, 0), min(c + 2, cols)):\n                    out[r, c] += a[i, j] - a[r, c]\n"
          "    return out\ncheck.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)", FAIL,
-         "Python loop over the cells", name="a Python loop over the cells"),
+         "Python loop over the grid's cells", name="a Python loop over the cells"),
+    Case("cupy 1", "def laplacian(a):\n    rows, cols = a.shape\n    padded = xp.pad(a, 1)\n    out = xp.empty_like(a)\n"
+         "    for r in range(rows):\n        out[r] = sum(padded[r + i, j : j + cols] for i in range(3) for j in range(3)) "
+         "- model.window_counts(rows, cols)[r] * a[r]\n    return out\n"
+         "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)", FAIL, "Python loop over the grid's cells or rows",
+         name="a Python loop over the rows"),
     Case("cupy 1", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
                     "window_sum = 0\n    for i in range(3):\n        for j in range(3):\n"
                     "            window_sum = window_sum + padded[i : i + rows, j : j + cols]"), PASS, "laplacian: right",
@@ -354,4 +359,20 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("cupy 2", ("du = p.du * laplacian(u)", "du = p.dv * laplacian(u)"), FAIL, "p.dv where p.du", name="Dv for U"),
     Case("jax 3", ("uvv = u * v * v", "uvv = u * v ** 2"), PASS, "right with dt", name="v ** 2"),
     Case("cupy 2", ("p.feed * (1 - u)", "(p.feed - p.feed * u)"), PASS, "right with dt", name="F (1 - u) expanded"),
+    # Other answers of the same kinds: each class, not only the playtest's example
+    Case("jax 6", ("(feed + kill) * v", "(feed + params.kill) * v"), FAIL, "params.kill", name="params.kill for the pair's kill"),
+    Case("cupy 2", ("return u + p.dt * du", "return u + p.dt * (du - p.du * laplacian(u)) + p.du * laplacian(u)"), FAIL,
+         "dt is missing on U's diffusion term only", name="dt on all but U's diffusion"),
+    Case("jax 3", ("p.dv * laplacian(v)", "p.dv * laplacian(u)"), FAIL, "V's diffusion is of U", name="laplacian(u) in V"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & (2 * k)) == 0"), FAIL, "i & \\(2 \\* k\\)", name="i & (2 * k)"),
+    Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)', 'above = lax.ppermute(band[:1], "rows", down)'), FAIL,
+         "row above: it is each band's first row", name="the first row sent down"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)", "for (int i = threadIdx.x; i < cells; i += stride)"),
+         FAIL, "starts at threadIdx.x", name="the thread loop from threadIdx.x"),
+    Case("cupy 4", ("for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {",
+                    "int c = max(col - 1, 0);\n        while (c <= min(col + 1, cols - 1)) {"), FAIL,
+         "never ends: nothing in it changes c", "cpu", name="a while loop whose variable never changes"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * w;"), FAIL, "w is not defined", name="an undeclared name"),
+    Case("synthesis 4", ("image > threshold", "image > 0.2"), FAIL, "above 0.2, not above the threshold",
+         name="a constant 0.2 for the threshold"),
 ]

@@ -241,28 +241,26 @@ def _no_host_round_trip(device_type, what: str):
     if library in (None, "jax") or getattr(device_type, name, None) is None:
         yield
         return
-    arrays, values = [], []
+    arrays = []
+    when = "at every step" if "step" in what or "loop" in what else "at every call"
 
     def count(self, method, caller):
         if method == name:
             if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
                 arrays.append(self.shape)
-        elif not _of_a_library(caller) and not getattr(_CHECKER, "copies", False):
-            values.append(method)
+        elif not _of_a_library(caller) and not getattr(_CHECKER, "copies", False):  # stopped at the first
+            raise NotYet(f"{what} brings a value of the device's arrays to the host (float(), .item(), print or an if "
+                         f"on an array): each waits for the device to finish, a round trip through the host {when}. "
+                         "Keep the loop on the device and look at the values after it")
 
     with _watched(device_type, (name, *_TO_PYTHON), count):
         yield
-    when = "at every step" if "step" in what or "loop" in what else "at every call"
     if arrays:
         how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
                f"np.asarray, or a NumPy function that {library} does not take over, and back")
         raise NotYet(f"{what} copies arrays to the host ({len(arrays)} times: {how}): a round trip through the "
                      f"host {when}. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
                      ".pad, .roll...), which keep the arrays on the device")
-    if values:
-        raise NotYet(f"{what} brings values of the device's arrays to the host ({len(values)} times: float(), .item(), "
-                     f"print or an if on an array): each waits for the device to finish, a round trip through the host "
-                     f"{when}. Keep the loop on the device and look at the values after it")
 
 
 @contextlib.contextmanager
@@ -375,8 +373,8 @@ def _no_loop_over_cells(student, cells: int | None, what: str):
         if event == "line":
             ran[0] += 1
             if ran[0] > limit:
-                raise NotYet(f"{what} runs a Python loop over the cells (more than {limit} lines of Python for a grid "
-                             f"of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
+                raise NotYet(f"{what} runs a Python loop over the grid's cells or rows (more than {limit} lines of "
+                             f"Python for a grid of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
                              "Compute whole arrays at once: array slicing, the nine slices of the padded array "
                              "padded[i : i + rows, j : j + cols]")
         return line
@@ -449,10 +447,15 @@ def endless_loop(code: str) -> str | None:
         name, condition = found[1], found[2].strip()
         if not re.search(_changes(name), found[3]) and not re.search(_changes(name), code[found.end():]):
             return f"the loop over {name} never ends: {name} is never incremented (for (...; {condition}; ++{name}))"
-    for found in re.finditer(r"\bwhile\s*\(([^)]*)\)", code):
-        names = set(re.findall(r"[A-Za-z_]\w*", found[1]))
-        if names and not any(re.search(_changes(n), code[found.end():]) for n in names):
-            return f"the loop while ({found[1].strip()}) never ends: nothing in it changes {', '.join(sorted(names))}"
+    for found in re.finditer(r"\bwhile\s*\(", code):
+        depth, end = 1, found.end()
+        while end < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        condition = code[found.end() : end - 1].strip()
+        names = set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", condition))
+        if names and not any(re.search(_changes(n), code[end:]) for n in names):
+            return f"the loop while ({condition}) never ends: nothing in it changes {', '.join(sorted(names))}"
     return None
 
 

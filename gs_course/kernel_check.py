@@ -254,6 +254,7 @@ def _thread_loops(images: np.ndarray, blocks: int, threads: int):
         (first, threads, "the loop over the cells steps by blockDim.x, one block's threads: step by stride "
                          "(gridDim.x * blockDim.x, all the image's threads)"),
         (block, blocks, f"the loop over the cells starts at blockIdx.x, the same for a block's threads: {start_first}"),
+        (thread, stride, f"the loop over the cells starts at threadIdx.x, the same in every block: {start_first}"),
     )
     bins = np.minimum((images * np.float32(analysis.BINS)).astype(np.int64), analysis.BINS - 1).reshape(len(images), -1)
     for starts, step, hint in variants:
@@ -428,15 +429,24 @@ def _lost(values: np.ndarray, got: np.ndarray) -> bool:
 
 _DIRECTION = "the direction of a pair comes from bit k of i, ascending where (i & k) == 0"
 
-#: Directions other than (i & k) == 0, and what each is.
+#: Directions other than (i & k) == 0: how each is written (spaces removed), and what it is.
 _WRONG_DIRECTIONS = (
-    (lambda i, j, k: (i & (k - 1)) == 0, f"{_DIRECTION}: i & (k - 1) tests the bits below k"),
-    (lambda i, j, k: (i & j) == 0, f"{_DIRECTION}: i & j is the bit that picks the pair, not its direction"),
-    (lambda i, j, k: (i & (k // 2)) == 0, f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
-    (lambda i, j, k: (i & (2 * k)) == 0, f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
-    (lambda i, j, k: np.ones(i.shape, bool), f"every pair is put in ascending order: {_DIRECTION}, so that the "
-                                             "halves merged next are one ascending, one descending"),
+    (lambda i, j, k: (i & (k - 1)) == 0, r"k-1", f"{_DIRECTION}: i & (k - 1) tests the bits below k"),
+    (lambda i, j, k: (i & j) == 0, r"i&j\b|\bj&i", f"{_DIRECTION}: i & j is the bit that picks the pair, not its direction"),
+    (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
+    (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
+    (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
+     f"every pair is put in ascending order: {_DIRECTION}, so that the halves merged next are one ascending, one "
+     "descending"),
 )
+
+
+def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | None:
+    """The hint of the wrong direction whose sort gives `got`; where several give it, the one the
+    code (spaces removed) is written with."""
+    found = [(written, hint) for direction, written, hint in _WRONG_DIRECTIONS
+             if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size])]
+    return next((hint for written, hint in found if re.search(written, code)), found[0][1] if found else None)
 
 
 def bitonic_step(body: str):
@@ -468,9 +478,9 @@ def bitonic_step(body: str):
                 raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
                              "and thread partner share a pair: only the one with partner > i may compare and swap")
             raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
-        for direction, hint in _WRONG_DIRECTIONS:
-            if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size]):
-                raise NotYet(hint)
+        direction = _wrong_direction(code, values, got)
+        if direction:
+            raise NotYet(direction)
         if _lost(values, got):
             if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
                 raise NotYet("values were lost or duplicated by the exchange itself: read both values first "
