@@ -26,7 +26,7 @@ import numpy as np
 
 from .check_core import (PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr,
                          _pair, _to_numpy, compare, ok, their_errors)
-from .check_slips import run_slips, step_slips
+from .check_slips import GROUPS, run_slips, slipped_step, step_slips
 from .legate_check import reaches_a_task
 from .model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                     window_counts)
@@ -73,14 +73,6 @@ def _laplacian_mistakes(a: np.ndarray):
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
 
 
-def _step_with(u, v, p, laplacian=reference_laplacian, dt_feed=None, dt_reaction=None, dt_diffusion=None):
-    """One step with dt on each group of terms as given (p.dt where not given)."""
-    dt_feed, dt_reaction, dt_diffusion = (p.dt if x is None else x for x in (dt_feed, dt_reaction, dt_diffusion))
-    uvv = u * v * v
-    return (u + dt_diffusion * p.du * laplacian(u) + dt_reaction * -uvv + dt_feed * p.feed * (1 - u),
-            v + dt_diffusion * p.dv * laplacian(v) + dt_reaction * uvv - dt_feed * (p.feed + p.kill) * v)
-
-
 #: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
 _SWAPPED = {
     "return": "U and V are swapped: return u_next, v_next in that order",
@@ -98,18 +90,17 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
     yield right[::-1], _SWAPPED[writes]
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
-    groups = ("feed", "reaction", "diffusion")
+    groups = tuple(GROUPS)
     for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
-        without = {f"dt_{g}": 1.0 for g in groups if g not in with_dt}
-        yield (_step_with(u, v, p, **without),
+        yield (slipped_step(u, v, p, without_dt=[g for g in groups if g not in with_dt]),
                f"it is what dt on the {' and '.join(with_dt)} terms only gives (none on the "
                f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
     yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
     yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
     for wrong, hint in _BORDER_MISTAKES:
-        yield _step_with(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
+        yield slipped_step(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
     for counts in (_nearest_four(np.ones_like(u)), 4):
-        yield _step_with(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
+        yield slipped_step(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
 
 
 #: The parameters a function uses when it reads the notebook's `params` (the course's defaults)

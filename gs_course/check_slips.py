@@ -114,10 +114,17 @@ def _terms(u, v, p, laplacian):
     return {name: value(u, v, lu, lv, p) for name, (*_, value) in TERMS.items()}, lu, lv
 
 
-def slipped_step(u, v, p, slip: Slip | None = None, laplacian=reference_laplacian):
-    """One step of the model with `slip` applied (none: the reference step)."""
+#: The terms of each group that a step may leave without dt.
+GROUPS = {"feed": ("u_feed", "v_loss"), "reaction": ("u_reaction", "v_reaction"),
+          "diffusion": ("u_diffusion", "v_diffusion")}
+
+
+def slipped_step(u, v, p, slip: Slip | None = None, laplacian=reference_laplacian, without_dt=()):
+    """One step of the model with `slip` applied (none: the reference step), the terms of the
+    groups `without_dt` (of GROUPS) left without their dt."""
     terms, lu, lv = _terms(u, v, p, laplacian)
     dts = dict.fromkeys(terms, p.dt)
+    dts.update(dict.fromkeys((t for group in without_dt for t in GROUPS[group]), 1.0))
     if slip is not None:
         if slip.value is None:
             dts[slip.term] = 1.0
