@@ -375,4 +375,7 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * w;"), FAIL, "w is not defined", name="an undeclared name"),
     Case("synthesis 4", ("image > threshold", "image > 0.2"), FAIL, "above 0.2, not above the threshold",
          name="a constant 0.2 for the threshold"),
+    Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
+                   "return np.asarray(jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills)))"), FAIL,
+         "NumPy array: it went back to the host", name="the batch returned as a NumPy array"),
 ]

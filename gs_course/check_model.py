@@ -4,8 +4,9 @@ against the reference and says precisely what is wrong.
 Every checker prints one line starting with a tick when the answer is right (`ok`), and raises
 `NotYet` with a hint otherwise. The hint names the mistake where it is a common one (the start
 state returned, one step too few, U for V, dt on some terms only, the border's window counts, a
-wrong return shape), and the technique is checked as well as the values: with JAX the function must
-run under `jax.jit` (the time loop and the images one loop on the device, the pairs one `vmap`),
+wrong return shape, a slip in one term of the update: `gs_course.check_slips`), and the technique is
+checked as well as the values: with JAX the function must run under `jax.jit` (the time loop and
+the images one loop on the device, the pairs one `vmap`, traced before XLA compiles anything),
 with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
 from a second thread. Inputs are copies: a function that changes its arguments in place is judged
 on what it returns.
@@ -257,12 +258,13 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     u0, v0 = initial_state(rows, cols)
     args = (PARAMS, nbimage, nbextrastep)
     jax = _jax(device_type)
-    if jax is not None:  # traced first, on few images and steps: XLA would take minutes to compile a Python loop
-        def program(images, steps):
-            return _jaxpr(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
-                          "your images")
 
-        few = program(2, 2)
+    def program(images, steps):  # traced first, on few images and steps: XLA would take minutes to compile a loop
+        return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
+                       "your images")
+
+    few = program(2, 2) if jax is not None else None
+    if few is not None:
         _not_unrolled(few, program(3, 2), "images", "lax.scan over the images, one_image returning ((u, v), v)")
         _not_unrolled(few, program(2, 3), "steps of an image", "lax.fori_loop for the nbextrastep steps of one image")
         if not any(e.primitive.name == "scan" and _makes_shape(e, (2, rows, cols)) for e in _equations(few.jaxpr)):
@@ -272,6 +274,16 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
                               "your images"), "your images", device_type)
     _compare_images(got, rows, cols, nbimage, nbextrastep)
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
+
+
+def _traced(jax, function, args, what: str, hints=()):
+    """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
+    array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
+    with their_errors(what, hints):
+        try:
+            return jax.make_jaxpr(function)(*args)
+        except jax.errors.TracerArrayConversionError:
+            return None
 
 
 #: Operations a program may gain with one more image, step or pair without unrolling anything.
@@ -323,12 +335,13 @@ def batch(student, device_type: type | None = None) -> None:
     kills = np.array([0.051, 0.06, 0.063], np.float32)
     rows, cols, steps = 33, 41, 60
     jax = _jax(device_type)
-    if jax is not None:  # traced first, on few pairs and steps: XLA would take minutes to compile a Python loop
-        def program(pairs, steps):
-            return _jaxpr(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
-                          _BATCH_ERRORS)
 
-        few = program(2, 2)
+    def program(pairs, steps):  # traced first, on few pairs and steps: XLA would take minutes to compile a loop
+        return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
+                       _BATCH_ERRORS)
+
+    few = program(2, 2) if jax is not None else None
+    if few is not None:
         _not_unrolled(few, program(3, 2), "pairs", "one pair's run, jax.vmap(one_pair)")
         _not_unrolled(few, program(2, 3), "steps", "lax.fori_loop for one pair's steps")
         if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
