@@ -196,6 +196,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
         result = student(to_device(image), threshold)
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
+    if np.ndim(result[0]) == 1 and np.shape(result[1])[1:] == (2,):
+        raise NotYet("you returned (values, coordinates): return them in the order (coordinates, values)")
     coordinates = _to_numpy(result[0], "your coordinates", device_type)
     values = _to_numpy(result[1], "your values", device_type)
     want, want_values = analysis.bright_cells(image, threshold)
@@ -208,6 +210,10 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     at_threshold = int((image == np.float32(threshold)).sum())
     if len(coordinates) == len(want) + at_threshold:
         raise NotYet("you kept the cells exactly on the threshold: above means v > threshold, not >=")
+    cut = _threshold_used(image, coordinates)
+    if cut is not None and len(coordinates) != len(want):
+        raise NotYet(f"your cells are those above {cut}, not above the threshold your function is given ({threshold:g}): "
+                     "compare with it, image > threshold")
     if coordinates.shape != want.shape:
         raise NotYet(f"your coordinates have shape {coordinates.shape}, expected (cells, 2) = {want.shape}")
     if np.array_equal(coordinates, want[:, ::-1]):
@@ -223,6 +229,23 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
                      "image[rows, cols]")
     ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
        "in row-major order, and their values")
+
+
+def _threshold_used(image: np.ndarray, coordinates: np.ndarray) -> str | None:
+    """Where `coordinates` are exactly the cells above some value (row-major), that value as the
+    hint says it: a round number between the largest value left out and the smallest kept, else
+    the range; None where they are not such a set."""
+    if coordinates.ndim != 2 or coordinates.shape[1:] != (2,) or not len(coordinates) or \
+            not np.issubdtype(coordinates.dtype, np.integer) or (coordinates < 0).any() or \
+            (coordinates >= image.shape).any():
+        return None
+    lowest = image[coordinates[:, 0], coordinates[:, 1]].min()
+    if not np.array_equal(coordinates, np.argwhere(image >= lowest)):
+        return None
+    below = image[image < lowest]
+    highest_left = below.max() if below.size else -np.inf
+    rounds = [t for t in (0.5, 0.25, 0.2, 0.3, 0.4, 0.15, 0.05, 0.01, 0.0) if highest_left <= t < lowest]
+    return f"{rounds[0]:g}" if rounds else f"a value between {highest_left:.3g} and {lowest:.3g}"
 
 
 # --- Exercise: deciles by sorting, classes by binary search -------------------------------------------
@@ -276,6 +299,8 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         result = student(to_device(images))
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")
+    if np.shape(result[0]) == images.shape and np.size(result[1]) == len(analysis.DECILES):
+        raise NotYet("you returned (classes, edges): return them in the order (edges, classes)")
     edges = _to_numpy(result[0], "your edges", device_type)
     classes = _to_numpy(result[1], "your classes", device_type)
     want, want_classes = analysis.deciles(images)
@@ -308,6 +333,9 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         if np.array_equal(classes, np.searchsorted(want, images, side="left")):
             raise NotYet("the cells equal to an edge went to the class below it: search with side='right'")
         raise NotYet(_first_difference(classes, want_classes, "your classes"))
+    if len(searches) > 1 or (not searches and _names_used(student) & set(_BINARY_SEARCHES) and _loops(student)):
+        raise NotYet(f"right classes, but from one call per image ({len(searches) or 'a loop of'} searchsorted calls): "
+                     "search the whole batch in one call, xp.searchsorted(edges, images, side='right')")
     if not searches and not _names_used(student) & set(_BINARY_SEARCHES):
         raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
                      "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")

@@ -10,6 +10,13 @@ from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
+
+
+def _each_step(line: str) -> tuple[str, str]:
+    """The time loop of cuPyNumeric's exercise with `line` run after each step."""
+    return "u, v = step(u, v, p)\n", f"u, v = step(u, v, p)\n        {line}\n"
+
+
 _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarray(a), cnp.asarray(b), p)")
 
 CASES = [
@@ -132,7 +139,7 @@ CASES = [
     Case("cupy 3", ("v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);\n", ""), FAIL, "v_next was never written",
          name="v_next never written"),
     Case("cupy 3", ("u_next = u + dt * (du * lu - uvv + feed * (1.0f - u))", "u_next = u + dt * (du * lu - uvv) + feed * (1.0f - u)"),
-         FAIL, "dt on the reaction and diffusion terms only", name="dt on all but the feed"),
+         FAIL, "dt is missing on U's feed term only", name="dt on all but the feed"),
     Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * v"), FAIL, "does not compile", name="a missing ;"),
     Case("cupy 4", (), PASS, "step: right"),
     Case("cupy 4", ("const float uc = u[cell]", "const float uc = u[cell * 100000]"), FAIL,
@@ -249,4 +256,126 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("synthesis 8", ("if (partner > i) {", "if (i < partner) {"), PASS, "bitonic sort", name="i < partner"),
     Case("synthesis 8", ("const float a = values[i]", "const float a = values[i] +"), FAIL, "does not compile",
          name="does not compile"),
+    # --- Issue 29's second playtest: each class with a wrong answer it had not seen, and right ones written otherwise
+    Case("jax 6", ("jax.jit(jax.vmap(one_pair))", "jax.jit(lambda f, k: lax.map(lambda fk: one_pair(*fk), (f, k)))"),
+         FAIL, "one pair after another.*jax.vmap", name="lax.map for jax.vmap"),
+    Case("jax 6", ("jax.jit(jax.vmap(one_pair))", "jax.jit(lambda f, k: jnp.stack([one_pair(f[i], k[i]) "
+                   "for i in range(f.shape[0])]))"), FAIL, "grows with the pairs", name="a Python loop over the batch under jit"),
+    Case("jax 6", ("return lax.fori_loop(0, steps, body, (u0, v0))[1]",
+                   "uv = (u0, v0)\n        for i in range(steps):\n            uv = body(i, uv)\n        return uv[1]"),
+         FAIL, "grows with the steps.*lax.fori_loop", name="a Python loop over the steps"),
+    Case("jax 6", ("+ feed * (1 - u)", "+ params.feed * (1 - u)"), FAIL, "params.feed", name="params.feed for the pair's feed"),
+    Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(0, 0))"), PASS, "one vmap", name="in_axes=(0, 0)"),
+    Case("jax 6", ("jax.jit(jax.vmap(one_pair))", "jax.vmap(jax.jit(one_pair))"), PASS, "one vmap", name="vmap of a jitted pair"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "frames = []\n    for _ in range(nbimage):\n        (u, v), image = one_image((u, v), None)\n"
+                   "        frames.append(image)\n    return jnp.stack(frames)"), FAIL, "lax.scan", name="a Python loop over the images"),
+    Case("jax 5", ("u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)",
+                   "u, v = uv\n        for _ in range(nbextrastep):\n            u, v = step(u, v, p)"), FAIL,
+         "grows with the steps.*lax.fori_loop", name="a Python loop over the steps of an image"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "return lax.scan(one_image, (u, v), xs=None, length=nbimage)[1]"), PASS, "one scan", name="scan(...)[1]"),
+    Case("jax 5", ("u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)",
+                   "u, v = lax.scan(lambda c, _: (step(*c, p), None), uv, None, length=nbextrastep)[0]"), PASS,
+         "one scan", name="the steps of an image a scan too"),
+    *(Case("cupynumeric 4", _each_step(line), FAIL, hint, name=f"{line.split(' = ')[-1]} each step")
+      for line, hint in (("total = float(v.sum())", "host at every step"), ("peak = v.max().item()", "host at every step"),
+                         ("print(v.max())", "host at every step"), ("snapshot = np.asarray(v)", "copies arrays to the host"))),
+    Case("cupynumeric 4", ("for _ in range(steps):\n        u, v = step(u, v, p)",
+                           "done = 0\n    while done < steps:\n        u, v = step(u, v, p)\n        done += 1"), PASS,
+         "time loop: right", name="a while loop"),
+    Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")',
+                         'xp.stack([xp.searchsorted(edges, image, side="right") for image in images])'), FAIL,
+         "one call per image", name="searchsorted image by image"),
+    Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")', 'edges.searchsorted(images, side="right")'),
+         PASS, "binary search", name="the searchsorted method"),
+    Case("synthesis 5", ('return edges, xp.searchsorted(edges, images, side="right")',
+                         'return xp.searchsorted(edges, images, side="right"), edges'), FAIL, "\\(edges, classes\\)",
+         name="(classes, edges) returned"),
+    Case("synthesis 4", ("return coordinates, image[coordinates[:, 0], coordinates[:, 1]]",
+                         "return image[coordinates[:, 0], coordinates[:, 1]], coordinates"), FAIL,
+         "\\(coordinates, values\\)", name="(values, coordinates) returned"),
+    Case("synthesis 4", ("image > threshold", "image > 0.5"), FAIL, "above 0.5.*the threshold your function is given",
+         name="a constant 0.5 for the threshold"),
+    Case("synthesis 4", ("xp.argwhere(image > threshold)", "xp.stack(xp.nonzero(threshold < image), axis=1)"), PASS,
+         "bright cells", name="nonzero stacked, the comparison the other way round"),
+    Case("cupy 1", "def laplacian(a):\n    rows, cols = a.shape\n    out = xp.zeros_like(a)\n    for r in range(rows):\n"
+         "        for c in range(cols):\n            for i in range(max(r - 1, 0), min(r + 2, rows)):\n"
+         "                for j in range(max(c - 1, 0), min(c + 2, cols)):\n                    out[r, c] += a[i, j] - a[r, c]\n"
+         "    return out\ncheck.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)", FAIL,
+         "Python loop over the grid's cells", name="a Python loop over the cells"),
+    Case("cupy 1", "def laplacian(a):\n    rows, cols = a.shape\n    padded = xp.pad(a, 1)\n    out = xp.empty_like(a)\n"
+         "    for r in range(rows):\n        out[r] = sum(padded[r + i, j : j + cols] for i in range(3) for j in range(3)) "
+         "- model.window_counts(rows, cols)[r] * a[r]\n    return out\n"
+         "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)", FAIL, "Python loop over the grid's cells or rows",
+         name="a Python loop over the rows"),
+    Case("cupy 1", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
+                    "window_sum = 0\n    for i in range(3):\n        for j in range(3):\n"
+                    "            window_sum = window_sum + padded[i : i + rows, j : j + cols]"), PASS, "laplacian: right",
+         name="the nine slices in a loop"),
+    Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)', 'above = lax.ppermute(band[-1:], "rows", up)'), FAIL,
+         "row above.*sent up", name="the row above sent up"),
+    Case("jax 7", ('below = lax.ppermute(band[:1], "rows", up)', 'below = lax.ppermute(band[:1], "rows", down)'), FAIL,
+         "row below.*sent down", name="the row below sent down"),
+    Case("jax 7", ("down = [(i, i + 1) for i in range(bands - 1)]", "down = [(i + 1, i) for i in range(bands - 1)]"),
+         FAIL, "row above.*sent up", name="the pairs of down reversed"),
+    Case("jax 7", ("up = [(i + 1, i) for i in range(bands - 1)]", "up = [(j, j - 1) for j in range(1, bands)]"), PASS,
+         "halo exchange: right", name="up written from the sender"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd(&image_counts[bin], 1u);"), FAIL,
+         "not privatised", name="every thread's atomicAdd into global memory"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)", "for (int i = 0; i < cells; i += stride)"), FAIL,
+         "starts at 0.*first", name="the thread loop from 0"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)", "for (int i = first; i < cells; i += 1)"), FAIL,
+         "by 1.*stride", name="the thread loop by 1"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)",
+                         "for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < cells; i += blockDim.x * gridDim.x)"),
+         PASS, "privatised", name="first and stride written out"),
+    Case("cupy 4", ("c <= min(col + 1, cols - 1); ++c)", "c <= min(col + 1, cols - 1); )"), FAIL,
+         "never ends.*c is never", "cpu", name="a loop variable never incremented"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & (k - 1)) == 0"), FAIL, "i & k.*i & \\(k - 1\\)", name="i & (k - 1)"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & j) == 0"), FAIL, "i & k.*i & j", name="i & j for the direction"),
+    Case("synthesis 8", ("(i & k) == 0", "!(i & k)"), PASS, "bitonic sort", name="!(i & k)"),
+    Case("synthesis 8", ("(i & k) == 0", "(i / k) % 2 == 0"), PASS, "bitonic sort", name="(i / k) % 2 == 0"),
+    Case("cupy 4", ("u_next[cell] = uc + dt", "v_next[cell] = uc + dt", "v_next[cell] = vc + dt", "u_next[cell] = vc + dt"),
+         FAIL, "U and V are swapped: your kernel writes", name="u_next and v_next swapped in a kernel"),
+    Case("cupy 3", ("u_next = u + dt", "v_next = u + dt", "v_next = v + dt", "u_next = v + dt"), FAIL,
+         "U and V are swapped: your kernel writes", name="u_next and v_next swapped in an ElementwiseKernel"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b",
+                           "np.asarray(u_out)[:] = b\n    np.asarray(v_out)[:] = a"), FAIL, "U and V are swapped: your task writes",
+         name="u_out and v_out swapped in the task"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u[i] * v * v;"), FAIL, "u, v, lu and lv are one cell's values",
+         name="u[i] in an ElementwiseKernel"),
+    # The usual slips of the formula, each named (the reference recomputed with the slip)
+    Case("jax 3", ("- uvv + p.feed", "+ uvv + p.feed"), FAIL, "sign of the uvv term", name="+uvv in U"),
+    Case("cupy 3", ("dv * lv + uvv", "dv * lv - uvv"), FAIL, "sign of the uvv term", name="-uvv in V, a kernel"),
+    Case("cupy 2", ("p.feed * (1 - u)", "p.kill * (1 - u)"), FAIL, "p.kill where p.feed", name="k for F in the feed"),
+    Case("jax 3", ("(p.feed + p.kill) * v", "(p.feed + p.feed) * v"), FAIL, "\\(p.feed \\+ p.kill\\) v",
+         name="F + F in V's loss"),
+    Case("cupynumeric 3", ("p.feed * (1 - u)", "p.feed * (1 - v)"), FAIL, "\\(1 - v\\) where \\(1 - u\\)", name="(1 - v)"),
+    Case("cupynumeric 3", ("(p.feed + p.kill) * v", "p.kill * v"), FAIL, "\\(p.feed \\+ p.kill\\) v", name="k v for (F + k) v"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc;"), FAIL, "u v\\^2", name="u v for u v^2"),
+    Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return u + p.dt * du, v + p.dt * (dv + (p.feed + p.kill) * v) "
+                   "- (p.feed + p.kill) * v"), FAIL, "dt is missing on V's \\(p.feed \\+ p.kill\\) v", name="dt on all but V's loss"),
+    Case("cupy 2", ("du = p.du * laplacian(u)", "du = p.dv * laplacian(u)"), FAIL, "p.dv where p.du", name="Dv for U"),
+    Case("jax 3", ("uvv = u * v * v", "uvv = u * v ** 2"), PASS, "right with dt", name="v ** 2"),
+    Case("cupy 2", ("p.feed * (1 - u)", "(p.feed - p.feed * u)"), PASS, "right with dt", name="F (1 - u) expanded"),
+    # Other answers of the same kinds: each class, not only the playtest's example
+    Case("jax 6", ("(feed + kill) * v", "(feed + params.kill) * v"), FAIL, "params.kill", name="params.kill for the pair's kill"),
+    Case("cupy 2", ("return u + p.dt * du", "return u + p.dt * (du - p.du * laplacian(u)) + p.du * laplacian(u)"), FAIL,
+         "dt is missing on U's diffusion term only", name="dt on all but U's diffusion"),
+    Case("jax 3", ("p.dv * laplacian(v)", "p.dv * laplacian(u)"), FAIL, "V's diffusion is of U", name="laplacian(u) in V"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & (2 * k)) == 0"), FAIL, "i & \\(2 \\* k\\)", name="i & (2 * k)"),
+    Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)', 'above = lax.ppermute(band[:1], "rows", down)'), FAIL,
+         "row above: it is each band's first row", name="the first row sent down"),
+    Case("synthesis 7", ("for (int i = first; i < cells; i += stride)", "for (int i = threadIdx.x; i < cells; i += stride)"),
+         FAIL, "starts at threadIdx.x", name="the thread loop from threadIdx.x"),
+    Case("cupy 4", ("for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {",
+                    "int c = max(col - 1, 0);\n        while (c <= min(col + 1, cols - 1)) {"), FAIL,
+         "never ends: nothing in it changes c", "cpu", name="a while loop whose variable never changes"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * w;"), FAIL, "w is not defined", name="an undeclared name"),
+    Case("synthesis 4", ("image > threshold", "image > 0.2"), FAIL, "above 0.2, not above the threshold",
+         name="a constant 0.2 for the threshold"),
+    Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
+                   "return np.asarray(jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills)))"), FAIL,
+         "NumPy array: it went back to the host", name="the batch returned as a NumPy array"),
 ]

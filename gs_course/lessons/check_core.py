@@ -186,42 +186,81 @@ def _checkers_own_copies():
         _CHECKER.copies = False
 
 
+#: A device array's conversions to a Python value (or its text), each a copy to the host that waits
+#: for the device: float(v.sum()), v.max().item(), print(v[0, 0]), f"{v.mean()}", if v.any(): ...
+_TO_PYTHON = ("__float__", "__int__", "__bool__", "__index__", "__complex__", "item", "tolist", "__repr__", "__str__",
+              "__format__")
+
+#: The libraries whose own code converts arrays for bookkeeping (not a round trip of the student's).
+_LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib", "gs_course"}
+
+
+def _of_a_library(frame) -> bool:
+    return frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
+
+
+@contextlib.contextmanager
+def _watched(device_type, names, count):
+    """`device_type`'s methods `names` replaced, while inside, by ones that call `count(self, name,
+    caller)` first (caller: the frame that called the method). Afterwards those the type defines itself are put back, the inherited ones removed again
+    (CuPy's get is its base class's: the base's then shows again)."""
+    own = {name for name in names if name in vars(device_type)}
+    patched = {}
+    for name in names:
+        original = getattr(device_type, name, None)
+        if original is None:
+            continue
+
+        def watched(self, *args, _original=original, _name=name, **kwargs):
+            count(self, _name, sys._getframe(1))
+            return _original(self, *args, **kwargs)
+
+        try:
+            setattr(device_type, name, watched)
+        except TypeError:  # a type that cannot be changed: not watched
+            continue
+        patched[name] = original
+    try:
+        yield
+    finally:
+        for name, original in patched.items():
+            if name in own:
+                setattr(device_type, name, original)
+            else:
+                delattr(device_type, name)
+
+
 @contextlib.contextmanager
 def _no_host_round_trip(device_type, what: str):
     """A copy of a device array to the host, while the student runs: cuPyNumeric converts silently
     (np.asarray, a NumPy function it does not take over), so its `__array__` is watched; CuPy
     refuses an implicit conversion but copies when asked (`a.get()`, `cupy.asnumpy`), so its `get`
-    is watched. JAX is traced instead (`_jaxpr`)."""
+    is watched; and with both, a value brought to Python by the student's own code (float(),
+    .item(), print), which waits for the device each time. JAX is traced instead (`_jaxpr`)."""
     library = _library(device_type)
     name = {"cupy": "get"}.get(library, "__array__")
-    convert = getattr(device_type, name, None) if library not in (None, "jax") else None
-    if convert is None:
+    if library in (None, "jax") or getattr(device_type, name, None) is None:
         yield
         return
-    calls, own = [], name in vars(device_type)
+    arrays = []
+    when = "at every step" if "step" in what or "loop" in what else "at every call"
 
-    def watched(self, *args, **kwargs):
-        if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
-            calls.append(self.shape)
-        return convert(self, *args, **kwargs)
+    def count(self, method, caller):
+        if method == name:
+            if getattr(self, "size", 0) >= _BOOKKEEPING_CELLS and not getattr(_CHECKER, "copies", False):
+                arrays.append(self.shape)
+        elif not _of_a_library(caller) and not getattr(_CHECKER, "copies", False):  # stopped at the first
+            raise NotYet(f"{what} brings a value of the device's arrays to the host (float(), .item(), print or an if "
+                         f"on an array): each waits for the device to finish, a round trip through the host {when}. "
+                         "Keep the loop on the device and look at the values after it")
 
-    try:
-        setattr(device_type, name, watched)
-    except TypeError:  # a type that cannot be changed: not watched
+    with _watched(device_type, (name, *_TO_PYTHON), count):
         yield
-        return
-    try:
-        yield
-    finally:
-        if own:
-            setattr(device_type, name, convert)
-        else:  # inherited (CuPy's get is its base class's): the base's shows again
-            delattr(device_type, name)
-    if calls:
+    if arrays:
         how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
                f"np.asarray, or a NumPy function that {library} does not take over, and back")
-        raise NotYet(f"{what} copies arrays to the host ({len(calls)} times: {how}): a round trip through the "
-                     f"host at every call. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
+        raise NotYet(f"{what} copies arrays to the host ({len(arrays)} times: {how}): a round trip through the "
+                     f"host {when}. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
                      ".pad, .roll...), which keep the arrays on the device")
 
 
@@ -319,13 +358,45 @@ def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
                      "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
 
 
-def _call(student, args, device_type, what: str, hints=()):
-    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints."""
+@contextlib.contextmanager
+def _no_loop_over_cells(student, cells: int | None, what: str):
+    """A function that runs more lines of Python than an eighth of the grid's `cells` (lines of the
+    student's notebook, whose globals are the student's function's: not the libraries') loops over
+    the cells, the technique the array exercises replace: stopped there, with its hint. None: not
+    watched."""
+    notebook = getattr(student, "__globals__", None)
+    if cells is None or notebook is None:
+        yield
+        return
+    limit, ran = cells // 8, [0]
+
+    def line(frame, event, arg):
+        if event == "line":
+            ran[0] += 1
+            if ran[0] > limit:
+                raise NotYet(f"{what} runs a Python loop over the grid's cells or rows (more than {limit} lines of "
+                             f"Python for a grid of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
+                             "Compute whole arrays at once: array slicing, the nine slices of the padded array "
+                             "padded[i : i + rows, j : j + cols]")
+        return line
+
+    before = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: line if frame.f_globals is notebook else None)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
+
+
+def _call(student, args, device_type, what: str, hints=(), cells: int | None = None):
+    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints,
+    and, given the grid's `cells`, a Python loop over them refused."""
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:
             raise NotYet(hint)
-    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints):
+    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints), \
+            _no_loop_over_cells(student, cells, what):
         return student(*args)
 
 
@@ -352,6 +423,54 @@ def _refuse_the_placeholder(student) -> None:
         raise NotImplementedError(YOUR_TURN_MESSAGE)
 
 
+#: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
+_COMPILE_ERRORS = (
+    (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
+     "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
+     "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
+    (r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'",
+     "{name} is not defined: declare it (const float {name} = ...;) or use the kernel's own names"),
+    (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",
+     "a ; is missing at the end of a statement"),
+)
+
+
+def _changes(name: str) -> str:
+    """A regular expression for a C statement that changes `name` (++name, name += ..., name = ...)."""
+    return rf"(\+\+|--)\s*\b{name}\b|\b{name}\s*(\+\+|--|[-+*/%|&^]?=(?!=))"
+
+
+def endless_loop(code: str) -> str | None:
+    """The loop of a kernel's C that never ends, read from the code: a for loop whose variable
+    nothing changes, or a while loop whose condition's names nothing in it changes; else None."""
+    for found in re.finditer(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=[^;]*;([^;]*);([^)]*)\)", code):
+        name, condition = found[1], found[2].strip()
+        if not re.search(_changes(name), found[3]) and not re.search(_changes(name), code[found.end():]):
+            return f"the loop over {name} never ends: {name} is never incremented (for (...; {condition}; ++{name}))"
+    for found in re.finditer(r"\bwhile\s*\(", code):
+        depth, end = 1, found.end()
+        while end < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        condition = code[found.end() : end - 1].strip()
+        names = set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", condition))
+        if names and not any(re.search(_changes(n), code[end:]) for n in names):
+            return f"the loop while ({condition}) never ends: nothing in it changes {', '.join(sorted(names))}"
+    return None
+
+
+def compile_hint(errors: list[str]) -> str:
+    """One line for a compiler's error lines: the first error, and what it means where it is common."""
+    lines = [re.sub(r"^.*?error:\s*", "", line).strip() for line in errors if line.strip()] or ["no message"]
+    more = f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
+    for pattern, meaning in _COMPILE_ERRORS:
+        found = re.search(pattern, lines[0])
+        if found:
+            name = next((g for g in found.groups() if g), "")
+            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){more}"
+    return f"your code does not compile: {lines[0][:200]}{more}"
+
+
 @contextlib.contextmanager
 def _gpu_errors_as_hints(cupy):
     """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback; a kernel that
@@ -360,7 +479,7 @@ def _gpu_errors_as_hints(cupy):
         yield
     except cupy.cuda.compiler.CompileException as err:
         lines = [line.strip() for line in str(err).splitlines() if "error" in line]
-        raise NotYet("your kernel does not compile:\n" + "\n".join(lines[:5] or str(err).splitlines()[:5])) from None
+        raise NotYet(compile_hint(lines or str(err).splitlines()[:1])) from None
     except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as err:
         # CUDA names a wild access in several ways (an illegal address, an invalid address space, a launch failure)
         raise NotYet(f"your kernel failed on the GPU ({err}): most often it reads or writes outside its arrays, at the "
@@ -379,7 +498,8 @@ def trial_in_a_child(trial: str, body: str) -> None:
     try:
         child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=60)
     except subprocess.TimeoutExpired:
-        raise NotYet("your kernel did not finish within 60 s on a small input: a loop that never ends?") from None
+        raise NotYet("your kernel did not finish within 60 s on a small input: "
+                     + (endless_loop(body) or "a loop that never ends?")) from None
     if child.returncode != 0:
         last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
         raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "

@@ -4,8 +4,9 @@ against the reference and says precisely what is wrong.
 Every checker prints one line starting with a tick when the answer is right (`ok`), and raises
 `NotYet` with a hint otherwise. The hint names the mistake where it is a common one (the start
 state returned, one step too few, U for V, dt on some terms only, the border's window counts, a
-wrong return shape), and the technique is checked as well as the values: with JAX the function must
-run under `jax.jit` (the time loop and the images one loop on the device, the pairs one `vmap`),
+wrong return shape, a slip in one term of the update: `gs_course.lessons.check_slips`), and the technique is
+checked as well as the values: with JAX the function must run under `jax.jit` (the time loop and
+the images one loop on the device, the pairs one `vmap`, traced before XLA compiles anything),
 with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
 from a second thread. Inputs are copies: a function that changes its arguments in place is judged
 on what it returns.
@@ -25,7 +26,10 @@ from pathlib import Path
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
-from ..model import PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step, window_counts
+from .check_slips import GROUPS, run_slips, slipped_step, step_slips
+from .legate_check import reaches_a_task
+from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
+                     window_counts)
 from ..parameters import Parameters
 from .. import output
 from ..backends import create
@@ -72,33 +76,34 @@ def _laplacian_mistakes(a: np.ndarray):
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
 
 
-def _step_with(u, v, p, laplacian=reference_laplacian, dt_feed=None, dt_reaction=None, dt_diffusion=None):
-    """One step with dt on each group of terms as given (p.dt where not given)."""
-    dt_feed, dt_reaction, dt_diffusion = (p.dt if x is None else x for x in (dt_feed, dt_reaction, dt_diffusion))
-    uvv = u * v * v
-    return (u + dt_diffusion * p.du * laplacian(u) + dt_reaction * -uvv + dt_feed * p.feed * (1 - u),
-            v + dt_diffusion * p.dv * laplacian(v) + dt_reaction * uvv - dt_feed * (p.feed + p.kill) * v)
+#: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
+_SWAPPED = {
+    "return": "U and V are swapped: return u_next, v_next in that order",
+    "kernel": ("U and V are swapped: your kernel writes U's update into v_next and V's into u_next; u_next gets "
+               "u + dt * (...), v_next gets v + dt * (...)"),
+    "task": ("U and V are swapped: your task writes U's result into v_out and V's into u_out (or run_task returns "
+             "them the other way round); np.asarray(u_out)[:] gets the new U, and run_task returns u_out, v_out"),
+}
 
 
-def _step_mistakes(u, v, p):
+def _step_mistakes(u, v, p, writes: str = "return"):
     """(u_next, v_next) of the common wrong steps, and what each is."""
     right = reference_step(u, v, p)
     every_term = "multiply every term of the update by dt"
     yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
-    yield right[::-1], "U and V are swapped: return u_next, v_next in that order"
+    yield right[::-1], _SWAPPED[writes]
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
-    groups = ("feed", "reaction", "diffusion")
+    groups = tuple(GROUPS)
     for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
-        without = {f"dt_{g}": 1.0 for g in groups if g not in with_dt}
-        yield (_step_with(u, v, p, **without),
+        yield (slipped_step(u, v, p, without_dt=[g for g in groups if g not in with_dt]),
                f"it is what dt on the {' and '.join(with_dt)} terms only gives (none on the "
                f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
     yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
     yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
     for wrong, hint in _BORDER_MISTAKES:
-        yield _step_with(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
+        yield slipped_step(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
     for counts in (_nearest_four(np.ones_like(u)), 4):
-        yield _step_with(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
+        yield slipped_step(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
 
 
 #: The parameters a function uses when it reads the notebook's `params` (the course's defaults)
@@ -118,6 +123,20 @@ def _state_mistakes(rows, cols, steps):
 
 def _per_array(mistakes, index: int):
     return [(pair[index], hint) for pair, hint in mistakes]
+
+
+def _pair_mistake(got: list, want, mistakes, what: str, atol: float) -> None:
+    """Where both arrays are those of one common mistake (U and V swapped, the default parameters, a
+    border...), that mistake; tried before each array is looked at alone, whose slips (a term of
+    one array's update) would otherwise name half of it."""
+    if not all(g.shape == w.shape and g.dtype == np.float32 for g, w in zip(got, want)):
+        return  # compare tells the shape or dtype
+    close = [bool(np.allclose(g, w, rtol=0, atol=atol)) for g, w in zip(got, want)]
+    if all(close):
+        return
+    for pair, hint in mistakes:
+        if all(bool(np.allclose(g, np.asarray(m, np.float64), rtol=0, atol=max(atol, 1e-4))) for g, m in zip(got, pair)):
+            raise NotYet(f"{what} is off: {hint}")
 
 
 # The checkers.
@@ -154,7 +173,8 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
         a = rng.random(_grid(rng), dtype=np.float32)
         want = reference_laplacian(a.astype(np.float64))
         passed = to_device(a.copy())
-        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian"), "your Laplacian", device_type)
+        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", cells=a.size), "your Laplacian",
+                        device_type)
         compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
@@ -164,21 +184,26 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
        + (", runs under jax.jit" if jax else ""))
 
 
-def step(student, device_type: type | None = None, to_device=lambda a: a) -> None:
-    """`student(u, v, params)` must return (u, v) after one step of the model, dt on every term."""
+def step(student, device_type: type | None = None, to_device=lambda a: a, writes: str = "return") -> None:
+    """`student(u, v, params)` must return (u, v) after one step of the model, dt on every term.
+    `writes`: how the student's code hands the new arrays over ("return", or "kernel": it writes
+    u_next and v_next), which the hint for U and V swapped names."""
     rng = np.random.default_rng()
     rows, cols = _grid(rng)
     u, v = (rng.random((rows, cols), dtype=np.float32) for _ in range(2))
     u64, v64 = u.astype(np.float64), v.astype(np.float64)
     want = reference_step(u64, v64, PARAMS)
     passed = (to_device(u.copy()), to_device(v.copy()))
-    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step"), "your step")
+    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
     changed = _changed(passed, (u, v))
-    mistakes = list(_step_mistakes(u64, v64, PARAMS))
-    for index, (name, g, w) in enumerate(zip("uv", got, want)):
-        g = _to_numpy(g, f"your {name}_next", device_type)
+    mistakes = list(_step_mistakes(u64, v64, PARAMS, writes))
+    arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
+    for index, (name, g, w) in enumerate(zip("uv", arrays, want)):
         try:
-            compare(g, w.astype(np.float32), f"your {name}_next", 1e-5, _per_array(mistakes, index))
+            if index == 0:
+                _pair_mistake(arrays, want, mistakes, "your step", 1e-5)
+            compare(g, w.astype(np.float32), f"your {name}_next", 1e-5,
+                    itertools.chain(step_slips(u64, v64, PARAMS, index), _per_array(mistakes, index)))
         except NotYet as err:
             if changed:
                 raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
@@ -210,7 +235,8 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                       "your time loop"), "your time loop")
     want = reference_run(rows, cols, steps, PARAMS)
     mistakes = list(_state_mistakes(rows, cols, steps))
-    mistakes.append((want[::-1], "U and V are swapped: return u, v in that order"))
+    mistakes.append((want[::-1], _SWAPPED["task"] if reaches_a_task(student) else
+                     "U and V are swapped: return u, v in that order"))
     for index, (name, g, w) in enumerate(zip("uv", got, want)):
         compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
                 PARITY_ATOL, _per_array(mistakes, index))
@@ -233,17 +259,46 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     nbimage, nbextrastep = 5, 7
     u0, v0 = initial_state(rows, cols)
     args = (PARAMS, nbimage, nbextrastep)
+    jax = _jax(device_type)
+
+    def program(images, steps):  # traced first, on few images and steps: XLA would take minutes to compile a loop
+        return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
+                       "your images")
+
+    few = program(2, 2) if jax is not None else None
+    if few is not None:
+        _not_unrolled(few, program(3, 2), "images", "lax.scan over the images, one_image returning ((u, v), v)")
+        _not_unrolled(few, program(2, 3), "steps of an image", "lax.fori_loop for the nbextrastep steps of one image")
+        if not any(e.primitive.name == "scan" and _makes_shape(e, (2, rows, cols)) for e in _equations(few.jaxpr)):
+            raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
+                         "((u, v), v), then return the stacked images")
     got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
                               "your images"), "your images", device_type)
     _compare_images(got, rows, cols, nbimage, nbextrastep)
-    jax = _jax(device_type)
-    if jax is not None:
-        program = _jaxpr(jax, lambda u, v: student(u, v, *args), (to_device(u0), to_device(v0)), "your images")
-        if not any(e.primitive.name == "scan" and _makes_shape(e, (nbimage, rows, cols))
-                   for e in _equations(program.jaxpr)):
-            raise NotYet(f"your images are right but not made by one lax.scan over the {nbimage} images (a Python "
-                         "loop?): scan one_image, which returns ((u, v), v), then return the stacked images")
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
+
+
+def _traced(jax, function, args, what: str, hints=()):
+    """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
+    array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
+    with their_errors(what, hints):
+        try:
+            return jax.make_jaxpr(function)(*args)
+        except jax.errors.TracerArrayConversionError:
+            return None
+
+
+#: Operations a program may gain with one more image, step or pair without unrolling anything.
+_A_FEW = 8
+
+
+def _not_unrolled(few, more, what: str, instead: str) -> None:
+    """A program (a jaxpr) that grows when it runs more `what`: a Python loop, which tracing unrolls
+    (each step or pair adds dozens of operations; a slice of the result adds one)."""
+    sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
+    if sizes[1] - sizes[0] > _A_FEW:
+        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
+                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
 
 
 def _makes_shape(eqn, shape: tuple) -> bool:
@@ -281,6 +336,20 @@ def batch(student, device_type: type | None = None) -> None:
     feeds = np.array([0.022, 0.03, 0.046], np.float32)
     kills = np.array([0.051, 0.06, 0.063], np.float32)
     rows, cols, steps = 33, 41, 60
+    jax = _jax(device_type)
+
+    def program(pairs, steps):  # traced first, on few pairs and steps: XLA would take minutes to compile a loop
+        return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
+                       _BATCH_ERRORS)
+
+    few = program(2, 2) if jax is not None else None
+    if few is not None:
+        _not_unrolled(few, program(3, 2), "pairs", "one pair's run, jax.vmap(one_pair)")
+        _not_unrolled(few, program(2, 3), "steps", "lax.fori_loop for one pair's steps")
+        if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
+                   for e in _equations(few.jaxpr)):
+            raise NotYet("your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
+                         "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
     got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
                     "your batch", device_type)
     if got.shape != (len(feeds), rows, cols):
@@ -290,14 +359,8 @@ def batch(student, device_type: type | None = None) -> None:
         u, v = reference_run(rows, cols, steps, p)
         _, swapped = reference_run(rows, cols, steps, Parameters(feed=float(k), kill=float(f)))
         compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
-                [(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair")])
-    jax = _jax(device_type)
-    if jax is not None:
-        sizes = [len(list(_equations(_jaxpr(jax, lambda: student(feeds[:n], kills[:n], rows, cols, steps), (),
-                                            "your batch", _BATCH_ERRORS).jaxpr))) for n in (2, 3)]
-        if sizes[1] > sizes[0]:
-            raise NotYet(f"your batch is right, but its program grows with the pairs ({sizes[0]} operations for 2, "
-                         f"{sizes[1]} for 3): a Python loop over the pairs. Write one pair's run and jax.vmap it")
+                itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair")],
+                                run_slips(rows, cols, steps, p, 1)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))
 
 

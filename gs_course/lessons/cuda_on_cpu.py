@@ -23,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .check_core import NotYet
+from .check_core import NotYet, compile_hint, endless_loop
 
 #: Elements of guard zone on each side of every array.
 GUARD = 1024
@@ -228,9 +228,12 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_op
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
     except KernelFailed as err:
         if err.kind == "compile":
-            raise NotYet(f"your code does not compile:\n{err}") from None
+            raise NotYet(compile_hint(str(err).splitlines())) from None
         if err.kind == "hang":
-            raise NotYet("your kernel never finished (run on the CPU): a __syncthreads() that not every thread of "
-                         "the block reaches waits forever; put it where every thread passes") from None
+            loop = endless_loop(kernel)
+            barrier = ("a __syncthreads() that not every thread of the block reaches waits forever (put it where every "
+                       "thread passes), or a loop that never ends" if re.search(r"__syncthreads\s*\(", kernel) else
+                       "a loop that never ends (its variable never changes, or its condition never turns false)")
+            raise NotYet(f"your kernel never finished (run on the CPU): {loop or barrier}") from None
         raise NotYet(f"your kernel reads or writes outside its arrays (run on the CPU: {err}): keep every index "
                      "inside its array") from None

@@ -154,7 +154,8 @@ def elementwise_update(body: str, laplacian):
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
     if _on_the_cpu():
         step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, v_next, "
-                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray)
+                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray,
+             writes="kernel")
         return None
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
@@ -169,7 +170,7 @@ def elementwise_update(body: str, laplacian):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray)
+        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray, writes="kernel")
     return kernel
 
 
@@ -206,7 +207,7 @@ def _cpu_step(kernel: str, call: str, laplacian=None):
         arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
-        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]
+        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5)[0]  # a step takes milliseconds
         if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
             raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
                          "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
@@ -239,7 +240,7 @@ def step_kernel(body: str):
     if _on_the_cpu():
         step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
                        "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),
-             device_type=None, to_device=np.asarray)
+             device_type=None, to_device=np.asarray, writes="kernel")
         return None
     cupy = _gpu_cupy("your RawKernel")
     if cupy is None:
@@ -274,7 +275,7 @@ def step_kernel(body: str):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(one_step, device_type=cupy.ndarray, to_device=to_device)
+        step(one_step, device_type=cupy.ndarray, to_device=to_device, writes="kernel")
     return launch
 
 

@@ -4,6 +4,8 @@ devices, each band's neighbouring rows sent with `lax.ppermute` (the notebook ca
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from .check_core import NotYet, _equations, _grid, _jaxpr, _to_numpy, ok
@@ -53,12 +55,56 @@ def _exchange_mistakes(grid: np.ndarray, got: dict, bands: int) -> list[str]:
     return mistakes
 
 
+def _sent(grid: np.ndarray, bands: int, row: str, direction: str, wrap: bool) -> np.ndarray:
+    """What each band receives when every band sends its `row` ("first" or "last") `direction`
+    ("down": band i to i + 1, "up": i + 1 to i), the pairs wrapping around the grid's edges or not."""
+    height = grid.shape[0] // bands
+    sent = grid[height - 1 :: height] if row == "last" else grid[::height]
+    received = np.zeros((bands, grid.shape[1]), grid.dtype)
+    for b in range(bands):
+        source = b - 1 if direction == "down" else b + 1
+        if wrap or 0 <= source < bands:
+            received[b] = sent[source % bands]
+    return received
+
+
+#: What each side must receive: (the row its neighbour sends, the direction it is sent).
+_WANTED = {"above": ("last", "down"), "below": ("first", "up")}
+_DIRECTIONS = {"down": "down (band i to band i + 1)", "up": "up (band i + 1 to band i)"}
+
+
+def _side_mistake(grid: np.ndarray, received: np.ndarray, bands: int, side: str) -> str | None:
+    """What the row `side` of every band is, where it is a neighbour's row sent the wrong way:
+    which row, which direction, whether the pairs wrap around."""
+    row_wanted, direction_wanted = _WANTED[side]
+    for row, direction, wrap in itertools.product(("last", "first"), ("down", "up"), (False, True)):
+        if (row, direction, wrap) == (row_wanted, direction_wanted, False) or \
+                not np.array_equal(received, _sent(grid, bands, row, direction, wrap)):
+            continue
+        parts = []
+        if row != row_wanted:
+            parts.append(f"it is each band's {row} row where the {row_wanted} row of the band {side} belongs")
+        if direction != direction_wanted:
+            parts.append(f"it is sent {_DIRECTIONS[direction]}, but the row {side} a band comes from the band {side} "
+                         f"it, sent {_DIRECTIONS[direction_wanted]}")
+        if wrap:
+            parts.append("nothing lies beyond the grid's edges: leave the pairs that wrap around (last band to first, "
+                         "first to last) out of the permutations")
+        return f"your row {side}: " + "; ".join(parts)
+    return None
+
+
 def _exchange_hint(grid: np.ndarray, got: dict, bands: int) -> str:
     """The usual cause behind the rows `_exchange_mistakes` lists, where it is a common one."""
     height = grid.shape[0] // bands
-    if np.array_equal(got["above"][0], grid[height]) or np.array_equal(got["below"][-1], grid[-height - 1]):
+    received = {side: np.asarray(got[side]).reshape(bands, -1) for side in _WANTED}
+    if all(np.array_equal(received[side], _sent(grid, bands, *_WANTED[other], False))
+           for side, other in (("above", "below"), ("below", "above"))):
         return ("; above and below are swapped: the row above a band is the last row of the band above it, "
                 "sent down")
+    sides = [m for m in (_side_mistake(grid, received[side], bands, side) for side in _WANTED) if m]
+    if sides:
+        return "; " + "; ".join(sides)
     if got["above"][0].any() or got["below"][-1].any():
         return ("; nothing lies beyond the grid's edges: leave the pairs that wrap around (last band to "
                 "first, first to last) out of the permutations")

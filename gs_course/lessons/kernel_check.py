@@ -204,7 +204,7 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
 
 # --- Exercise: the privatised histogram kernel ----------------------------------------------------------
 
-_CPU_BLOCKS = 4
+_CPU_BLOCKS, _CPU_THREADS = 4, 32
 
 
 def _histograms_on_gpu(cupy, body: str, images: np.ndarray):
@@ -230,11 +230,46 @@ def _trial_histogram(body: str) -> None:
 
 def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
     """The kernel's counts on the CPU: _CPU_BLOCKS blocks of 32 threads an image, each thread of its own."""
-    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3(32), true, false, [&] "
+    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
             f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
     arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
     kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
     return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=10)[0]["counts"].astype(np.int64)
+
+
+def _thread_loops(images: np.ndarray, blocks: int, threads: int):
+    """(the counts a thread loop over the cells other than (first; i += stride) gives, its hint):
+    each thread of `blocks` x `threads` starting elsewhere or stepping otherwise, counted per cell
+    (cell c is counted by every thread whose start s <= c has s = c modulo the step)."""
+    cells = images[0].size
+    block, thread = np.divmod(np.arange(blocks * threads), threads)
+    stride, first = blocks * threads, block * threads + thread
+    start_first = "start at first (blockIdx.x * blockDim.x + threadIdx.x), each thread its own cells"
+    variants = (
+        (np.zeros_like(first), stride, f"the loop over the cells starts at 0 for every thread: {start_first}"),
+        (first, 1, "the loop over the cells steps by 1, so every thread counts all the cells after its first: step "
+                   "by stride (gridDim.x * blockDim.x, all the image's threads)"),
+        (np.zeros_like(first), 1, "every thread counts every cell (the loop starts at 0 and steps by 1): "
+                                  "for (int i = first; i < cells; i += stride)"),
+        (first, threads, "the loop over the cells steps by blockDim.x, one block's threads: step by stride "
+                         "(gridDim.x * blockDim.x, all the image's threads)"),
+        (block, blocks, f"the loop over the cells starts at blockIdx.x, the same for a block's threads: {start_first}"),
+        (thread, stride, f"the loop over the cells starts at threadIdx.x, the same in every block: {start_first}"),
+    )
+    bins = np.minimum((images * np.float32(analysis.BINS)).astype(np.int64), analysis.BINS - 1).reshape(len(images), -1)
+    for starts, step, hint in variants:
+        began = np.bincount(starts[starts < cells], minlength=-(-cells // step) * step)
+        visits = np.cumsum(began.reshape(-1, step), axis=0).ravel()[:cells]
+        yield np.stack([np.bincount(b, weights=visits, minlength=analysis.BINS) for b in bins]).astype(np.int64), hint
+
+
+def _not_privatised(body: str) -> bool:
+    """Whether an atomicAdd inside the loop over the cells adds to an array that is not __shared__."""
+    shared = set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+    for found in re.finditer(r"atomicAdd\s*\(\s*&?\s*\(?\s*(\w+)", body):
+        if found[1] not in shared and any("cells" in header for header in _governing(body, found.start())):
+            return True
+    return False
 
 
 def histogram_kernel(body: str):
@@ -242,6 +277,10 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     as_text = [
+        (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
+                                "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
+                                "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
+                                "[bin], 1u), then add it to global memory once per bin"),
         ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
                                    "(extern __shared__), then add it to global memory once"),
         (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
@@ -259,9 +298,10 @@ def histogram_kernel(body: str):
         images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
         got, kernel = _histograms_on_gpu(cupy, body, images)
         blocks = min(analysis.HISTOGRAM_BLOCKS, -(-images[0].size // analysis.HISTOGRAM_THREADS))
+        threads = analysis.HISTOGRAM_THREADS
     elif cuda_on_cpu.compiler() is not None:
         images = batch(images=2, grid=(37, 53))
-        got, blocks = _histograms_on_cpu(body, images), _CPU_BLOCKS
+        got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
     else:
         return _not_checked("your histogram kernel", as_text)
     want = analysis.histograms(images)
@@ -269,6 +309,9 @@ def histogram_kernel(body: str):
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    for counts, hint in _thread_loops(images, blocks, threads):
+        if np.array_equal(got, counts):
+            raise NotYet(hint)
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got.sum(axis=1) + tops, np.full(len(images), cells)) and tops.any():
         raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
@@ -289,7 +332,7 @@ def histogram_kernel(body: str):
     hint = _first_hint(as_text)  # a race can give the right counts by luck
     if hint:
         raise NotYet(hint)
-    where = "" if cupy is not None else " (run on the CPU, 32 threads a block)"
+    where = "" if cupy is not None else f" (run on the CPU, {_CPU_THREADS} threads a block)"
     ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells{where}, privatised in shared memory")
     return kernel
 
@@ -357,6 +400,55 @@ def _bitonic_hint(code: str) -> str:
     return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
 
 
+def _bitonic_network(values: np.ndarray, ascending) -> np.ndarray:
+    """`values` (a power of two of them) after the course's steps with the direction of each pair
+    `ascending(i, j, k)` (the right one: (i & k) == 0), every pair exchanged by its lower thread."""
+    v, i = values.copy(), np.arange(values.size)
+    k = 2
+    while k <= v.size:
+        j = k // 2
+        while j > 0:
+            partner = i ^ j
+            a, b = v, v[partner]
+            swap = (partner > i) & ((a > b) == ascending(i, j, k))
+            low, high = i[swap], partner[swap]
+            v[low], v[high] = v[high], v[low].copy()
+            j //= 2
+        k *= 2
+    return v
+
+
+def _lost(values: np.ndarray, got: np.ndarray) -> bool:
+    """Whether `got` holds a value that is not among `values` or more often than there: an exchange
+    that lost one (the +inf padding sorted into the first values is misplaced, not lost)."""
+    kept, times = np.unique(got[np.isfinite(got)], return_counts=True)
+    known, available = np.unique(values, return_counts=True)
+    at = np.minimum(np.searchsorted(known, kept), known.size - 1)
+    return bool((known[at] != kept).any() or (times > available[at]).any())
+
+
+_DIRECTION = "the direction of a pair comes from bit k of i, ascending where (i & k) == 0"
+
+#: Directions other than (i & k) == 0: how each is written (spaces removed), and what it is.
+_WRONG_DIRECTIONS = (
+    (lambda i, j, k: (i & (k - 1)) == 0, r"k-1", f"{_DIRECTION}: i & (k - 1) tests the bits below k"),
+    (lambda i, j, k: (i & j) == 0, r"i&j\b|\bj&i", f"{_DIRECTION}: i & j is the bit that picks the pair, not its direction"),
+    (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
+    (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
+    (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
+     f"every pair is put in ascending order: {_DIRECTION}, so that the halves merged next are one ascending, one "
+     "descending"),
+)
+
+
+def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | None:
+    """The hint of the wrong direction whose sort gives `got`; where several give it, the one the
+    code (spaces removed) is written with."""
+    found = [(written, hint) for direction, written, hint in _WRONG_DIRECTIONS
+             if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size])]
+    return next((hint for written, hint in found if re.search(written, code)), found[0][1] if found else None)
+
+
 def bitonic_step(body: str):
     """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
@@ -386,7 +478,10 @@ def bitonic_step(body: str):
                 raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
                              "and thread partner share a pair: only the one with partner > i may compare and swap")
             raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
-        if not np.array_equal(np.sort(got), want):
+        direction = _wrong_direction(code, values, got)
+        if direction:
+            raise NotYet(direction)
+        if _lost(values, got):
             if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
                 raise NotYet("values were lost or duplicated by the exchange itself: read both values first "
                              "(a = values[i], b = values[partner]), then write values[i] = b, values[partner] = a")

@@ -85,3 +85,8 @@ def library_calls_in_tasks(student) -> str | None:
                              "the whole kernel: inside a task, work with NumPy on the task's arrays (np.asarray(u), "
                              "model.reference_step), never cnp")
     return None
+
+
+def reaches_a_task(student) -> bool:
+    """Whether `student` launches a Legate task of the notebook's (its outputs are written, not returned)."""
+    return inspect.isfunction(student) and any(_is_legate_task(value) for value in _globals_used(student).values())
