@@ -26,6 +26,8 @@
 #   today      while cuPyNumeric travels, the benchmark of `bench`'s cases and cupy/persistent, JAX's
 #              compiled programs (jax-compiled.json), the persistent kernel's options; once it is
 #              here the whole suite, then classrooms of 1 and 16 students
+#   again      the checkers' tests and those that failed at 8ed603d, while cuPyNumeric travels; then
+#              cuPyNumeric's tests and the instructor check of the CuPy and cuPyNumeric notebooks
 #   checkers   the checkers' GPU tests and the harness's GPU cases (CuPy, no cuPyNumeric)
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
@@ -143,6 +145,17 @@ for halo in (2, 4, 8):
       suite 600
       step "${CLASSROOM_S:-900}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 3 \
         --timeout 420 --out "$out/classroom" ;;
+    again)  # after the first run's fixes: the checkers' and the failed tests while cuPyNumeric travels,
+      # then cuPyNumeric's and the CuPy and cuPyNumeric notebooks' instructor check
+      step 300 0 tests-gpu env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
+        -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py \
+        tests/test_check_kernel.py tests/test_check.py tests/test_analysis.py tests/test_memory_kinds.py \
+        tests/test_multiprocess.py tests/test_classroom.py tests/test_multistep.py tests/test_transfer.py \
+        tests/test_cupy_topics.py tests/test_cuda_core_route.py
+      wait_for_cupynumeric 400
+      step 200 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rs \
+        -p no:cacheprovider -q -n 4 tests/test_cupynumeric_pieces.py tests/test_course_environment.py
+      step 300 0 check python3 -m gs_course.cli instructor-check --out "$out/check" 3 2 ;;
     checkers)  # the checkers' GPU tests and their harness's GPU cases (CuPy only)
       step 300 0 checker-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
         -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py tests/test_check_kernel.py
