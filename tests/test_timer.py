@@ -130,3 +130,11 @@ def test_samples_statistics_and_their_round_trip():
         timer.Timer().time(lambda: None, repeats=0)
     with pytest.raises(ValueError, match="one sample per"):
         timer.Samples((1.0, 2.0), device_s=(1.0,))
+
+
+def test_legate_waits_for_a_simulations_own_arrays():
+    """A simulation's own wait (its values read back), not a fence alone: the clock counts its work."""
+    clock = FakeClock()
+    sim = FakeSimulation(clock)
+    samples = timer.LegateTimer(clock).time(lambda: sim.advance(3), repeats=2, warmup=0, on=sim)
+    assert samples.seconds == pytest.approx((3.001, 3.001))
