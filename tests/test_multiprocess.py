@@ -36,6 +36,13 @@ ROWS = {2: 20, 3: 18}
 GS_COURSE = [sys.executable, "-m", "gs_course.cli"]
 
 
+
+@pytest.fixture(autouse=True)
+def rehearsed_on_the_cpu(monkeypatch):
+    """These tests rehearse several processes on CPU devices, also on a machine with GPUs (the
+    GPU test host has one: JAX_PLATFORMS=cpu is what counts CPU devices, not GPUs)."""
+    monkeypatch.setenv("JAX_PLATFORMS", "cpu")
+
 def run_options(rows: int, formulation: str, output: Path) -> list[str]:
     return ["run", "--backend", "jax", "--formulation", formulation, "-r", str(rows), "-c", str(COLS),
             "-n", str(IMAGES), "-e", str(STEPS), "-f", str(PARAMS.feed), "-k", str(PARAMS.kill),

@@ -306,9 +306,11 @@ check.saved_images(save_images, BACKEND, overlapped=True)
          "Python loop over the grid's cells", name="a Python loop over the cells"),
     Case("cupy 1", "def laplacian(a):\n    rows, cols = a.shape\n    padded = xp.pad(a, 1)\n    out = xp.empty_like(a)\n"
          "    for r in range(rows):\n        out[r] = sum(padded[r + i, j : j + cols] for i in range(3) for j in range(3)) "
-         "- model.window_counts(rows, cols)[r] * a[r]\n    return out\n"
+         "- xp.asarray(model.window_counts(rows, cols))[r] * a[r]\n    return out\n"
          "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)", FAIL, "Python loop over the grid's cells or rows",
          name="a Python loop over the rows"),
+    Case("cupy 1", ("return window_sum - counts * a", "return window_sum - model.window_counts(rows, cols) * a"),
+         FAIL, "mixes a NumPy array", "gpu", name="a NumPy array mixed into CuPy's"),
     Case("cupy 1", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
                     "window_sum = 0\n    for i in range(3):\n        for j in range(3):\n"
                     "            window_sum = window_sum + padded[i : i + rows, j : j + cols]"), PASS, "laplacian: right",

@@ -302,6 +302,9 @@ _KNOWN_ERRORS = (
     (TypeError, "Implicit conversion to a NumPy array is not allowed",
      "{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does not take over): use "
      "cupy's functions (xp.pad...), which keep it on the GPU"),
+    (TypeError, r"Unsupported type <class 'numpy\.ndarray'>",
+     "{what} mixes a NumPy array (on the host) with CuPy's (on the GPU): make it a CuPy array first "
+     "(xp.asarray) or compute it with xp's functions"),
     (AttributeError, r"'Parameters' object has no attribute",
      "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)"),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
