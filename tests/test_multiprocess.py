@@ -242,6 +242,7 @@ def test_on_a_gpu_machine_each_process_is_given_its_share_of_the_gpus(tmp_path, 
     """The launcher's share of the GPUs, with the machine's GPUs made up (no GPU is used)."""
     made_up = tuple(Gpu(index, "H200", "580", "13.0", 2**37, 2**37) for index in (2, 3, 5, 7))
     monkeypatch.setattr(distributed, "gpus", lambda: made_up)
+    monkeypatch.delenv("JAX_PLATFORMS")  # JAX on its GPUs: the processes' share is of them
     assert distributed.launch([sys.executable, "-c", SAYS_ITS_GPUS, str(tmp_path)], 2) == 0
     assert [(tmp_path / rank).read_text() for rank in "01"] == ["2,3", "5,7"]
     assert distributed.check_counts(4, None) == 1 and distributed.check_counts(2, 1) == 1
@@ -249,6 +250,14 @@ def test_on_a_gpu_machine_each_process_is_given_its_share_of_the_gpus(tmp_path, 
         distributed.check_counts(3, 2)
     with pytest.raises(distributed.DistributedError, match="^8 processes of 1 GPUs each need 8 GPUs"):
         distributed.check_counts(8, None)
+
+
+def test_with_jax_on_the_cpu_the_processes_rehearse_on_cpu_devices_whatever_gpus_are_here(monkeypatch):
+    monkeypatch.setattr(distributed, "gpus", lambda: (Gpu(0, "H200", "580", "13.0", 2**37, 2**37),))
+    assert distributed.check_counts(3, 2) == 2, "JAX_PLATFORMS=cpu (the fixture): CPU devices, not the one GPU"
+    monkeypatch.delenv("JAX_PLATFORMS")
+    with pytest.raises(distributed.DistributedError, match="need 6 GPUs: this machine has 1"):
+        distributed.check_counts(3, 2)
 
 
 SRUN_TASK = {"SLURM_JOB_ID": "4242", "SLURM_STEP_NODELIST": "node[001-002]", "SLURM_PROCID": "3", "SLURM_LOCALID": "1"}
