@@ -4,6 +4,7 @@ The tolerance is gs_course.model.PARITY_ATOL (2e-5, justified there); the tests 
 justification true: float32 rounding stays ten times inside it, wrong models land far outside.
 """
 
+import dataclasses
 import functools
 import subprocess
 import sys
@@ -244,3 +245,20 @@ def test_a_formulation_declares_its_options_and_create_checks_them():
     listed = backends.formulations("jax")
     assert listed["pallas"] == "block=(16, 64)" and listed["sharded-deep"] == "depth=32" and listed["slices"] == ""
     assert set(listed) == set(backends.load("jax").FORMULATIONS) >= {"stacked", "sharded", "sharded-auto"}
+
+
+def test_options_given_change_only_those_fields_of_the_formulations_default():
+    """multistep's default is the measured best (temporal_blocking.BLOCKING), not Blocking()'s
+    field defaults: one option given keeps the rest of it, and doctor lists it."""
+    from gs_course.backends import temporal_blocking
+    from gs_course.backends.base import Simulation
+
+    class Tuned(Simulation):
+        backend, formulation, Options = "test", "tuned", temporal_blocking.Blocking
+
+        def __init__(self, params, rows, cols, options=temporal_blocking.BLOCKING):
+            super().__init__(params, rows, cols)
+
+    best = temporal_blocking.BLOCKING
+    assert Tuned.options({"depth": 2}) == dataclasses.replace(best, depth=2)
+    assert f"tile_rows={best.tile_rows}" in Tuned.describe_options() and f"threads={best.threads!r}" in Tuned.describe_options()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import abc
 import dataclasses
+import inspect
 from types import ModuleType
 from typing import ClassVar
 
@@ -84,13 +85,22 @@ class Simulation(abc.ABC):
         if unknown:
             offered = f"its options: {cls.describe_options()}" if names else "it has none"
             raise ValueError(f"{cls.backend}/{cls.formulation} has no option {unknown[0]!r}; {offered}")
-        return cls.Options(**{name: tuple(value) if isinstance(value, list) else value
-                              for name, value in given.items()})
+        return dataclasses.replace(cls.default_options(), **{name: tuple(value) if isinstance(value, list) else value
+                                                             for name, value in given.items()})
+
+    @classmethod
+    def default_options(cls) -> object:
+        """The options a formulation runs with when none are given: its constructor's default
+        (the measured best), else the Options' own defaults."""
+        parameter = inspect.signature(cls.__init__).parameters.get("options")
+        default = parameter.default if parameter is not None else inspect.Parameter.empty
+        return default if isinstance(default, cls.Options) else cls.Options()
 
     @classmethod
     def describe_options(cls) -> str:
         """'name=default, ...': what doctor and the errors list."""
-        return ", ".join(f"{field.name}={getattr(cls.Options(), field.name)!r}" for field in dataclasses.fields(cls.Options))
+        default = cls.default_options()
+        return ", ".join(f"{field.name}={getattr(default, field.name)!r}" for field in dataclasses.fields(cls.Options))
 
     def __init__(self, params: Parameters, rows: int, cols: int):
         self.params = params
