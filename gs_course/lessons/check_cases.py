@@ -99,6 +99,10 @@ CASES = [
     Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(0, None))"), FAIL, "in_axes",
          name="in_axes=(0, None)"),
     Case("jax 6", ("(u0, v0))[1]", "(u0, v0))[0]"), FAIL, "it is U: return V", name="U for V"),
+    Case("jax 6", ("return u + params.dt * du, v + params.dt * dv", "return u + du, v + dv"), FAIL, "dt",
+         name="dt left out (right by luck at the school's dt = 1)"),
+    Case("cupynumeric 4", ("for _ in range(steps):", "for _ in range(steps // 2):\n        u, v = step(u, v, p)"),
+         FAIL, "after 101 steps", name="half as many double steps (right for even counts only)"),
     Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
                    "return jnp.stack([one_pair(f, k) for f, k in zip(feeds, kills)])"), FAIL, "grows with the pairs",
          name="a Python loop over the pairs"),
@@ -153,6 +157,11 @@ CASES = [
                     "for (int r = row - 1; r <= row + 1; ++r)"), FAIL, "reads outside its arrays at the border",
          name="the window not clamped at the border"),
 
+    Case("cupy 5", "import numpy as np\ndef strip_launch(rows, cols, block, strip_rows):\n"
+         "    return (np.ceil(cols / block[0]), np.ceil(rows / (block[1] * strip_rows))), block\n"
+         "cupy_check.strip_launch(strip_launch)", FAIL, "whole numbers", name="np.ceil's floats for the grid"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "__syncthreads();\n    const float uc = u[cell], vc = v[cell];"), FAIL,
+         "never reach it", name="a __syncthreads() in the step kernel"),
     Case("cupy 6", (), NOT_CHECKED, "needs an NVIDIA GPU", "cpu"),
     Case("cupy 6", (), PASS, "copied on `stream`", "gpu"),
     Case("cupy 6", ("cupy.asnumpy(v, stream=stream, out=out, blocking=False)", "cupy.asnumpy(v, out=out)"), FAIL,
@@ -166,6 +175,19 @@ CASES = [
     Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "if True:\n        writer = BackgroundWriter(frames)"),
          FAIL, "still open", name="the writer never closed"),
     Case("cupy 7", (), PASS, "written by a second thread"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())",
+                    "import threading\n    with frames as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n"
+                    "            threading.Thread(target=writer.write, args=(simulation.fetch_v(),)).start()"),
+         FAIL, "join", name="a thread an image, never joined"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())",
+                    "import threading\n    with frames as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n"
+                    "            thread = threading.Thread(target=writer.write, args=(simulation.fetch_v(),))\n"
+                    "            thread.start()\n            thread.join()"),
+         PASS, "written by a second thread", name="a thread an image, each joined"),
     Case("cupy 7", """
 import threading
 def save_images(simulation, path, nbimage, nbextrastep):
@@ -315,6 +337,9 @@ check.saved_images(save_images, BACKEND, overlapped=True)
                     "window_sum = 0\n    for i in range(3):\n        for j in range(3):\n"
                     "            window_sum = window_sum + padded[i : i + rows, j : j + cols]"), PASS, "laplacian: right",
          name="the nine slices in a loop"),
+    Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)', 'above = lax.psum(band[-1:], "rows")',
+                   'below = lax.ppermute(band[:1], "rows", up)', 'below = lax.psum(band[:1], "rows")'), FAIL,
+         "sends no row from one device", name="psum instead of ppermute"),
     Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)', 'above = lax.ppermute(band[-1:], "rows", up)'), FAIL,
          "row above.*sent up", name="the row above sent up"),
     Case("jax 7", ('below = lax.ppermute(band[:1], "rows", up)', 'below = lax.ppermute(band[:1], "rows", down)'), FAIL,

@@ -317,6 +317,17 @@ _KNOWN_ERRORS = (
     (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
      "{what}: the loop's body must return its carry as it got it, a tuple (u, v) of the same shapes and dtypes "
      "(not a list, not one array)"),
+    (TypeError, r"JAX arrays are immutable|does not support item assignment",
+     "{what} changes a JAX array in place (a[...] = ...): JAX arrays are immutable. Make a new one: "
+     "a.at[...].set(values), or jnp.pad for a border"),
+    ((TypeError, ValueError), r"must be (a number|an integer), got \w*Tracer",
+     "{what} gives a traced value (under jax.jit or jax.vmap each argument is an array being traced, not a "
+     "number) to a function that checks for a plain number ({message}): compute with the arrays themselves "
+     "(feed * (1 - u)), or leave that function outside the traced code"),
+    ((TypeError, ValueError), r"is not a valid JAX type|Cannot interpret value of type .*Parameters|"
+                              r"as an abstract array\. The problematic value is of type .*Parameters",
+     "{what}: jax.jit traces its arguments as arrays, and the parameters are not an array: mark them "
+     "static (jax.jit(f, static_argnames=\"p\"), or static_argnums) or let the function read them from outside"),
     (NotImplementedError, r"Only support mode='same'",
      "{what}: cnp.convolve computes mode='same' only (the result the grid's size): cnp.convolve(a, window, "
      "mode='same')"),

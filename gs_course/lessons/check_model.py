@@ -219,7 +219,7 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     """`student(u, v, params, steps)` must return (u, v) after `steps` steps. With JAX, the loop
     must be one loop on the device (fori_loop or scan), not a Python loop traced step by step."""
     rows, cols = _grid(np.random.default_rng())
-    steps = 100
+    steps = 101  # odd: a loop of steps // 2 double steps, or one short, ends elsewhere
     u0, v0 = initial_state(rows, cols)
     jax = _jax(device_type)
     if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
@@ -333,6 +333,36 @@ def batch(student, device_type: type | None = None) -> None:
     """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
     (feed, kill) pair: shape (pairs, rows, cols). With JAX, the pairs must be one vmap, not a
     Python loop: the program must not grow with the number of pairs."""
+    with _notebook_params_at(student, dt=0.7) as base:
+        _batch(student, device_type, base)
+
+
+@contextlib.contextmanager
+def _notebook_params_at(student, **changed):
+    """The notebook's `params` (which the batch exercise's functions read from outside) with
+    `changed` while the checker runs: at the school's dt = 1 a step that leaves dt out is right
+    by luck. Yields the parameters the reference must use."""
+    notebook = getattr(student, "__globals__", {})
+    theirs = notebook.get("params")
+    if not isinstance(theirs, Parameters):
+        yield Parameters()
+        return
+    notebook["params"] = theirs.replace(**changed)
+    try:
+        yield notebook["params"]
+    finally:
+        notebook["params"] = theirs
+
+
+def _run_without_dt(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarray:
+    """V after `steps` steps of a step that multiplies no term by dt."""
+    u, v = initial_state(rows, cols, np.float64)
+    for _ in range(steps):
+        u, v = slipped_step(u, v, p, without_dt=tuple(GROUPS))
+    return v
+
+
+def _batch(student, device_type, base: Parameters) -> None:
     feeds = np.array([0.022, 0.03, 0.046], np.float32)
     kills = np.array([0.051, 0.06, 0.063], np.float32)
     rows, cols, steps = 33, 41, 60
@@ -355,11 +385,13 @@ def batch(student, device_type: type | None = None) -> None:
     if got.shape != (len(feeds), rows, cols):
         raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
     for i, (f, k) in enumerate(zip(feeds, kills)):
-        p = Parameters(feed=float(f), kill=float(k))
+        p = base.replace(feed=float(f), kill=float(k))
         u, v = reference_run(rows, cols, steps, p)
-        _, swapped = reference_run(rows, cols, steps, Parameters(feed=float(k), kill=float(f)))
+        _, swapped = reference_run(rows, cols, steps, base.replace(feed=float(k), kill=float(f)))
         compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
-                itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair")],
+                itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair"),
+                                 (_run_without_dt(rows, cols, steps, p), "no term is multiplied by dt: the step is "
+                                  "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)")],
                                 run_slips(rows, cols, steps, p, 1)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))
 
@@ -386,8 +418,16 @@ def _watched_writers():
         seen["background"].append(self)
         originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
 
+    seen["joined"] = set()
+    join = threading.Thread.join
+
+    def joined(thread, *args, **kwargs):
+        seen["joined"].add(thread)
+        return join(thread, *args, **kwargs)
+
     for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init)):
         setattr(cls, name, replacement)
+    threading.Thread.join = joined
     threads_before = set(threading.enumerate())
     seen["left_open"] = []
     try:
@@ -396,6 +436,8 @@ def _watched_writers():
         ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
         started = set(threading.enumerate()) - threads_before - ours
         seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
+        threading.Thread.join = join
+        seen["unjoined"] = [t for t in started if t.ident in seen["threads"] and t not in seen["joined"]]
         for thread in started:  # still watched (their writes counted), before their writers are looked at
             thread.join(timeout=1 if thread.daemon else 10)
         for (cls, name), original in originals.items():
@@ -436,6 +478,9 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
         if seen["alive"]:
             raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
                          "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
+        if seen["unjoined"]:
+            raise NotYet("your writer threads are never joined: the file may be closed while one of them still "
+                         "writes. join() each thread before closing, or use a BackgroundWriter, whose close waits")
         if seen["left_open"]:
             raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
                          "closing a BackgroundWriter also waits for the images still queued)")

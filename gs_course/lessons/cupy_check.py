@@ -10,6 +10,7 @@ check and why, and the notebook runs on.
 
 from __future__ import annotations
 
+import re
 import time
 
 import numpy as np
@@ -49,6 +50,10 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
     """What is wrong with `got`, the (grid, block) of the strip kernel on rows x cols; None if right."""
     if not isinstance(got, tuple) or len(got) != 2 or not all(hasattr(part, "__len__") for part in got):
         return f"return a pair (grid, block), each two numbers; got {got!r}"
+    floats = [n for part in got for n in part if not isinstance(n, (int, np.integer)) or isinstance(n, bool)]
+    if floats:
+        return (f"your launch has {floats[0]!r} where CUDA counts blocks and threads in whole numbers: a kernel "
+                "launch takes integers (np.ceil gives floats: round up in integers, -(-n // per_block))")
     grid, got_block = _as_pair(got[0], "grid"), _as_pair(got[1], "block")
     if got_block != block:
         return f"your block is {got_block}: a block's threads are given ({block}), return them unchanged"
@@ -237,6 +242,10 @@ def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if re.search(r"__syncthreads\s*\(", body):
+        raise NotYet("a __syncthreads() after the kernel's first lines have returned the threads outside the grid "
+                     "(if (row >= rows || col >= cols) return;): those threads never reach it, and CUDA leaves "
+                     "that undefined. This kernel needs no barrier: each thread reads u and v and writes its own cell")
     if _on_the_cpu():
         step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
                        "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),

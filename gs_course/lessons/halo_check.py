@@ -156,6 +156,11 @@ def halo_exchange(student) -> None:
         spec = PartitionSpec(AXIS)
         program = jax.jit(jax.shard_map(each_band, mesh=mesh, in_specs=spec, out_specs=(spec, spec)))
         jaxpr = _jaxpr(jax, program, (grid,), "your exchange", _EXCHANGE_ERRORS)
+        if "ppermute" not in str(jaxpr):
+            raise NotYet("your exchange sends no row from one device to another: each band's border rows must "
+                         "travel to the neighbouring devices, lax.ppermute(row, \"rows\", perm) with the pairs "
+                         "(source, destination) of the bands; a band's own rows, or a sum over the bands (psum), "
+                         "are not its neighbours'")
         got = dict(zip(("above", "below"), (_to_numpy(rows, "your rows", None) for rows in program(grid))))
         mistakes = _exchange_mistakes(grid, got, bands)
         if mistakes:
