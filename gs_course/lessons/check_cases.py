@@ -183,6 +183,13 @@ CASES = [
          FAIL, "join", name="a thread an image, never joined"),
     Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
                     "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())",
+                    "import threading, time\n    with frames as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n"
+                    "            threading.Thread(target=writer.write, args=(simulation.fetch_v(),)).start()\n"
+                    "        time.sleep(0.5)  # they have finished: by luck"),
+         FAIL, "never joined", name="a thread an image, never joined, finished by luck"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
+                    "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())",
                     "import threading\n    with frames as writer:\n        for _ in range(nbimage):\n"
                     "            simulation.advance(nbextrastep)\n"
                     "            thread = threading.Thread(target=writer.write, args=(simulation.fetch_v(),))\n"

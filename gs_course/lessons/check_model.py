@@ -418,8 +418,12 @@ def _watched_writers():
         seen["background"].append(self)
         originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
 
-    seen["joined"] = set()
-    join = threading.Thread.join
+    seen["joined"], seen["started"] = set(), []
+    start, join = threading.Thread.start, threading.Thread.join
+
+    def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
+        seen["started"].append(thread)
+        return start(thread, *args, **kwargs)
 
     def joined(thread, *args, **kwargs):
         seen["joined"].add(thread)
@@ -427,7 +431,7 @@ def _watched_writers():
 
     for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init)):
         setattr(cls, name, replacement)
-    threading.Thread.join = joined
+    threading.Thread.start, threading.Thread.join = started, joined
     threads_before = set(threading.enumerate())
     seen["left_open"] = []
     try:
@@ -436,8 +440,9 @@ def _watched_writers():
         ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
         started = set(threading.enumerate()) - threads_before - ours
         seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
-        threading.Thread.join = join
-        seen["unjoined"] = [t for t in started if t.ident in seen["threads"] and t not in seen["joined"]]
+        threading.Thread.start, threading.Thread.join = start, join
+        seen["unjoined"] = [t for t in seen["started"]
+                            if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
         for thread in started:  # still watched (their writes counted), before their writers are looked at
             thread.join(timeout=1 if thread.daemon else 10)
         for (cls, name), original in originals.items():
