@@ -32,7 +32,7 @@ MODULES = {
                 "gs_course.measurement.records"),
     "memory_kinds": ("gs_course.measurement.memory_kinds",),
     "notebooks": ("gs_course.lessons.notebooks",),
-    "results": ("gs_course.delivery.documents",),
+    "results": ("gs_course.delivery.documents", "gs_course.delivery.lesson_figures"),
     "scale": ("gs_course.measurement.scale",),
     "transfer": ("gs_course.measurement.transfer",),
     "view": ("gs_course.lessons.view",),

@@ -262,7 +262,7 @@ def test_tiles_cover_any_grid_with_the_blocks_given():
 def test_a_grid_too_big_for_the_chip_is_refused_in_one_line():
     with pytest.raises(NotOnChip, match=r"^a 2048 x 2048 grid in tiles of 171 x 187 needs 279,240 bytes of shared "
                                         r"memory a block, more than the 232,448 a block may have$"):
-        OnChip.for_grid(2048, 2048, 132)
+        OnChip.for_grid(2048, 2048, 132, halo=4)
     with pytest.raises(NotOnChip, match="needs 9 blocks resident at once, more than the 6 the GPU can hold"):
         OnChip(5, 8).check_fits(13, 22, resident_blocks=6)
     with pytest.raises(NotOnChip, match="needs 10000 threads a block, more than 1024"):

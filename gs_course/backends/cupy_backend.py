@@ -1,6 +1,6 @@
 """CuPy: NumPy's interface on an NVIDIA GPU, then CUDA kernels written by hand.
 
-Five formulations, slowest to fastest, each one lesson:
+Seven formulations, slowest to fastest, each one lesson:
 - `slices`: NumPy code unchanged, ~40 kernel launches and temporaries a step;
 - `elementwise`: one `ElementwiseKernel` a step, CuPy writes the loop and the launch;
 - `raw`: one `RawKernel` a step on 2-D blocks, which share neighbours in the cache;

@@ -77,7 +77,8 @@ _JAX = """
 import jax, jax.numpy as jnp, numpy as np
 from functools import partial
 from jax import lax
-from gs_course import check, model
+from gs_course import model
+from gs_course.lessons import checkers as check
 from gs_course.parameters import Parameters
 params = Parameters()
 
@@ -97,7 +98,8 @@ def step(u, v, p):
 _CUPYNUMERIC = """
 import functools
 import numpy as np
-from gs_course import backends, check, model
+from gs_course import backends, model
+from gs_course.lessons import checkers as check
 backends.load("cupynumeric")
 import cupynumeric as cnp
 from legate.core import VariantCode, VariantOptions, broadcast
@@ -126,7 +128,8 @@ on_device = xp.ndarray if CUPY.ok else None
 _CUPY = """
 import functools
 import numpy as np
-from gs_course import backends, check, cupy_check, model
+from gs_course import backends, model
+from gs_course.lessons import checkers as check, cupy_check
 from gs_course.output import BackgroundWriter, FrameWriter
 from gs_course.parameters import Parameters
 params = Parameters()
@@ -142,8 +145,8 @@ def _laplacian_of(setup: str) -> str:
 
 _SYNTHESIS = """
 import numpy as np
-from gs_course import analysis, backends
-from gs_course import analysis_check as check
+from gs_course import backends
+from gs_course.lessons import analysis, analysis_check as check
 """ + _CUPY_OR_NUMPY
 
 _STEP = """

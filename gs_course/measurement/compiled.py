@@ -8,7 +8,8 @@ the loop's state is written). `report()` counts, in the optimised HLO of `steps`
 
 - `kernels_per_step`: the fusions and custom calls (a Pallas kernel is a Triton custom call on a
   GPU) of the loop body, over the steps the body holds (the unrolling);
-- `bytes_per_step`: XLA's own estimate of the bytes accessed, over the steps, where it gives one;
+- `bytes_per_step`: XLA's own estimate of the bytes accessed, over the steps (a loop's body counted
+  once a trip), where it gives one (None for a Pallas kernel, which it does not count);
 - for a Pallas formulation, `block_reads_per_block`: the blocks of input its kernel reads for each
   block it writes (from the kernel's jaxpr), against 2 for a kernel that reads U and V once.
 
@@ -93,6 +94,9 @@ def report(formulation: str, rows: int, cols: int, steps: int) -> dict:
     unroll = sim.unroll(steps)
     per_iteration = kernels_in(hlo)
     accessed = cost.get("bytes accessed")
+    # XLA's estimate counts a loop's body once, not once a trip; a custom call (Pallas) it does not count
+    if accessed and _while_bodies(hlo):
+        accessed = None if "custom-call(" in hlo else accessed * steps / unroll
     return {"formulation": formulation, "rows": rows, "cols": cols, "steps": steps, "unroll": unroll,
             "kernels_per_iteration": per_iteration, "kernels_per_step": per_iteration / unroll,
             "bytes_per_step": accessed / steps if accessed else None,

@@ -86,9 +86,9 @@ def _timed(call: Callable[[], object], sim, library: str, steps: int, repeats: i
 
 def measure_cupy(blocking: Blocking, steps: int = STEPS, repeats: int = REPEATS) -> dict:
     """One shape of the fused kernel: its check error, its time a step, the compiler's report."""
-    error = bench.check_simulation(backends.create("cupy", bench.CHECK_PARAMS, *bench.CHECK_GRID, "multistep",
-                                                   blocking=blocking))
-    sim = backends.create("cupy", Parameters(), FULL.rows, FULL.cols, "multistep", blocking=blocking)
+    shape = dataclasses.asdict(blocking)  # the formulation's options, field by field
+    error = bench.check_simulation(backends.create("cupy", bench.CHECK_PARAMS, *bench.CHECK_GRID, "multistep", **shape))
+    sim = backends.create("cupy", Parameters(), FULL.rows, FULL.cols, "multistep", **shape)
     row = {"blocking": dataclasses.asdict(blocking), **_timed(lambda: sim.advance(steps), sim, "cupy", steps, repeats),
            "check_error": error}
     return row | compiler_report(blocking)
