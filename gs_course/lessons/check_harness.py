@@ -27,7 +27,10 @@ import sys
 import time
 import types
 
-from .check_answers import FAIL, NOT_CHECKED, PASS, Case
+from ..backends import probe
+from . import cuda_on_cpu
+from .check_answers import EXERCISES, FAIL, NOT_CHECKED, PASS, Case
+from .check_cases import CASES
 
 @dataclasses.dataclass(frozen=True)
 class Outcome:
@@ -39,8 +42,6 @@ class Outcome:
 
 @functools.cache
 def _loads(backend: str) -> bool:
-    from ..backends import probe
-
     return probe(backend).ok
 
 
@@ -51,9 +52,6 @@ def gpu_here() -> bool:
 def runs_here(case: Case, gpu: bool, exercises: dict | None = None) -> str | None:
     """None where `case` runs on this machine, else why not (CI requires cuPyNumeric: its
     conftest fails the run where it cannot load, so skipping it here hides nothing there)."""
-    from . import cuda_on_cpu
-    from .check_answers import EXERCISES
-
     if case.exercise.startswith("cupynumeric") and not _loads("cupynumeric"):
         return "needs cuPyNumeric, which cannot load here"
     if case.where == "gpu" and not gpu:
@@ -69,8 +67,7 @@ def run(case: Case, exercises: dict | None = None) -> Outcome:
     """Run the case's answer in a fresh module, as its notebook would: its verdict and line."""
     from . import checkers as check  # imports JAX: after XLA_FLAGS (main)
 
-    if exercises is None:
-        from .check_answers import EXERCISES as exercises
+    exercises = EXERCISES if exercises is None else exercises
     exercise = exercises[case.exercise]
     module = types.ModuleType("student_answer")  # the answer's functions belong to it (legate_check follows them)
     printed = io.StringIO()
@@ -123,8 +120,6 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if "jax" not in sys.modules:  # the halo exchange needs several devices: four of the CPU's where no GPUs
         os.environ["XLA_FLAGS"] = os.environ.get("XLA_FLAGS", "") + " --xla_force_host_platform_device_count=4"
-    from .check_answers import EXERCISES
-    from .check_cases import CASES
 
     gpu = gpu_here()
     if args.gpu and not gpu:

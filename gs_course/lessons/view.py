@@ -352,7 +352,7 @@ class Explorer:
 
     def frame(self) -> bytes:
         """Advance one frame's steps, fetch V, return it as PNG bytes (and show it, with a frontend)."""
-        stopwatch = timer.for_library(self.sim.backend).stopwatch()
+        stopwatch = timer.Timer().stopwatch()  # read after fetch_v, which waits for the device
         with np.errstate(all="ignore"):  # past the stable dt NumPy overflows; the status line says so
             self.sim.advance(self.steps_per_frame)
         v = self.sim.fetch_v()
