@@ -21,6 +21,7 @@ from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
 from ..parameters import Parameters
 from ..backends import probe
+from ..measurement.compiled import equations as _equations  # noqa: F401 (the checkers walk programs with it)
 
 #: Odd, non-square, different each time: a right answer cannot depend on the grid.
 PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
@@ -149,17 +150,6 @@ def _jaxpr(jax, function, args, what: str, hints=()):
     """The program jax.jit makes of `function`, or the hint for why it cannot make one."""
     with their_errors(what, hints):
         return jax.make_jaxpr(function)(*args)
-
-
-def _equations(jaxpr):
-    """Every equation of a jaxpr, those of the programs nested in it (jit, loops) included."""
-    for eqn in jaxpr.eqns:
-        yield eqn
-        for value in eqn.params.values():
-            for inner in value if isinstance(value, (tuple, list)) else (value,):
-                inner = getattr(inner, "jaxpr", inner)
-                if hasattr(inner, "eqns"):
-                    yield from _equations(inner)
 
 
 #: Conversions of arrays smaller than this are a library's own bookkeeping (cuPyNumeric's `roll`

@@ -60,15 +60,16 @@ def kernels_in(hlo: str) -> int:
     return sum(1 for line in scope.splitlines() if _KERNEL.search(line))
 
 
-def _equations(jaxpr):
-    """Every equation of a jaxpr, those of the jaxprs inside it too (loops, calls, kernels)."""
+def equations(jaxpr):
+    """Every equation of a jaxpr, those of the jaxprs inside it too (jit, loops, calls, kernels):
+    how the course reads a program (here, and the checkers of JAX's exercises)."""
     for equation in jaxpr.eqns:
         yield equation
         for value in equation.params.values():
             for inner in value if isinstance(value, (tuple, list)) else (value,):
                 inner = getattr(inner, "jaxpr", inner)
                 if hasattr(inner, "eqns"):
-                    yield from _equations(inner)
+                    yield from equations(inner)
 
 
 def pallas_block_reads(sim) -> int | None:
@@ -78,10 +79,10 @@ def pallas_block_reads(sim) -> int | None:
 
     function, arguments = sim.compiled_loop(1)
     closed = jax.make_jaxpr(lambda u, v: function(u, v, *arguments[2:]))(*arguments[:2])
-    for equation in _equations(closed.jaxpr):
+    for equation in equations(closed.jaxpr):
         if equation.primitive.name == "pallas_call":
             kernel = equation.params["jaxpr"]
-            return sum(1 for inner in _equations(kernel) if inner.primitive.name == "get")
+            return sum(1 for inner in equations(kernel) if inner.primitive.name == "get")
     return None
 
 
