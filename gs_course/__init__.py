@@ -24,6 +24,11 @@ _aliases.install()
 # A shared GPU: without this, JAX takes 75 % of the card's memory the moment it starts. Set at
 # `import gs_course`, so a notebook that imports gs_course before jax is a good neighbour too.
 os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+# A shared machine: Legate pins its threads to the first cores it is given, so every student's
+# Legate would pin to the same few cores. Unpinned, the operating system spreads them, as Legate's
+# own test runner does for runs side by side (Realm then says once that its core reservations
+# cannot be satisfied). Read once, when Legate starts: gs_course is imported before it.
+os.environ.setdefault("REALM_SYNTHETIC_CORE_MAP", "")
 from .devices import gpus  # noqa: E402
 from .sizing import default_jax_memory_fraction  # noqa: E402
 

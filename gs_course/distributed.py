@@ -32,6 +32,8 @@ from .devices import gpus
 
 #: Set by `launch` for each child (JAX_COORDINATOR_ADDRESS too).
 PROCESSES, PROCESS_ID = "GS_COURSE_PROCESSES", "GS_COURSE_PROCESS_ID"
+#: Where JAX finds process 0's address under mpirun: exported by hand, or Open MPI 4's own.
+MPIRUN_COORDINATOR = ("JAX_COORDINATOR_ADDRESS", "OMPI_MCA_orte_hnp_uri")
 #: Every Slurm variable JAX's Slurm detection reads; present only inside an `srun` step.
 SLURM_STEP = ("SLURM_JOB_ID", "SLURM_STEP_NODELIST", "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID")
 #: Seconds a process waits for the others to join, and without news of one, before JAX aborts it
@@ -82,21 +84,20 @@ def join(local_devices: int | None = None, join_timeout_s: int = JOIN_TIMEOUT_S,
         return None
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     timeouts = {"initialization_timeout": join_timeout_s, "heartbeat_timeout_seconds": heartbeat_timeout_s}
-    try:
-        if cluster.launcher == "gs-course":
-            jax.distributed.initialize(os.environ["JAX_COORDINATOR_ADDRESS"], cluster.processes, cluster.process_id,
-                                       cluster_detection_method="deactivate", **timeouts)
-        elif cluster.launcher == "srun":
-            jax.distributed.initialize(cluster_detection_method="slurm", **timeouts)
-        else:  # one GPU a rank, as JAX's own Open MPI detection (Open MPI 4's alone) would choose
-            local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
-            jax.distributed.initialize(num_processes=cluster.processes, process_id=cluster.process_id,
-                                       local_device_ids=None if local is None else [int(local)], **timeouts)
-    except ValueError as err:
-        if "coordinator_address" not in str(err):
-            raise
-        raise DistributedError("mpirun: tell every rank where process 0 listens: mpirun -x "
-                               "JAX_COORDINATOR_ADDRESS=FIRST_NODE:PORT ...") from None
+    if cluster.launcher == "gs-course":
+        jax.distributed.initialize(os.environ["JAX_COORDINATOR_ADDRESS"], cluster.processes, cluster.process_id,
+                                   cluster_detection_method="deactivate", **timeouts)
+    elif cluster.launcher == "srun":
+        jax.distributed.initialize(cluster_detection_method="slurm", **timeouts)
+    else:  # one GPU a rank, as JAX's own Open MPI detection (Open MPI 4's alone) would choose
+        if not any(name in os.environ for name in MPIRUN_COORDINATOR):
+            # Asked without an address, JAX's client aborted the process on the GPU host (signal 6)
+            # where it raised a ValueError here: say what to do before JAX is asked.
+            raise DistributedError("mpirun: tell every rank where process 0 listens: mpirun -x "
+                                   "JAX_COORDINATOR_ADDRESS=FIRST_NODE:PORT ...")
+        local = os.environ.get("OMPI_COMM_WORLD_LOCAL_RANK")
+        jax.distributed.initialize(num_processes=cluster.processes, process_id=cluster.process_id,
+                                   local_device_ids=None if local is None else [int(local)], **timeouts)
     return cluster
 
 

@@ -5,6 +5,7 @@ slow on a CPU)."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -64,7 +65,7 @@ def test_the_student_settings_share_the_gpu_so_that_every_legate_runtime_fits():
     for students in (1, 4, 16, 64):
         settings = classroom.student_settings(students, free)
         assert settings["XLA_PYTHON_CLIENT_PREALLOCATE"] == "false"
-        fbmem = int(settings["LEGATE_CONFIG"].split("--fbmem ")[1]) * 2**20
+        fbmem = int(re.search(r"--fbmem (\d+)", settings["LEGATE_CONFIG"]).group(1)) * 2**20
         assert students * fbmem <= free / 2, students  # half the GPU at most goes to Legate's reservations
     assert classroom.student_settings(16, None)["LEGATE_CONFIG"].startswith("--cpus 1 --gpus 0")
 

@@ -58,6 +58,31 @@ def test_course_run_gives_a_command_the_course_settings():
     assert done.stdout.split("\n")[:2] == [default_legate_config(), "false"]
 
 
+_THREAD_MASKS = """
+import os, gs_course, cupynumeric
+float(cupynumeric.ones(1000).sum())  # Legate's processors have started
+masks = set()
+for thread in os.listdir("/proc/self/task"):
+    for line in open(f"/proc/self/task/{thread}/status"):
+        if line.startswith("Cpus_allowed_list"):
+            masks.add(line.split()[1])
+import json
+print(json.dumps([sorted(masks), sorted(os.sched_getaffinity(0))]))
+"""
+
+
+@pytest.mark.skipif(not backends.probe("cupynumeric").ok, reason="cupynumeric not available")
+@pytest.mark.skipif(len(os.sched_getaffinity(0)) < 2, reason="one core: pinned or not looks the same")
+def test_legate_leaves_its_threads_unpinned_so_that_students_side_by_side_spread():
+    """Pinned, every student's Legate puts its threads on the same first cores of the machine."""
+    env = {k: v for k, v in os.environ.items() if k != "REALM_SYNTHETIC_CORE_MAP"}
+    done = subprocess.run([sys.executable, "-c", _THREAD_MASKS], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    masks, allowed = json.loads(done.stdout.strip().splitlines()[-1])
+    whole = f"{min(allowed)}-{max(allowed)}" if len(allowed) > 1 else str(allowed[0])
+    assert masks == [whole], f"every thread may run on every core the process has, not {masks}"
+
+
 def test_course_run_without_a_command_says_how_to_use_it():
     done = _course_run()
     assert done.returncode == 2

@@ -227,7 +227,7 @@ def student_settings(students: int, free_bytes: int | None) -> dict[str, str]:
     memory free now, so that every student's Legate fits."""
 
     legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(legate_fbmem_mib(free_bytes // students))
-    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "LEGATE_CONFIG": legate}
+    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "REALM_SYNTHETIC_CORE_MAP": "", "LEGATE_CONFIG": legate}
 
 
 class Classroom:

@@ -67,6 +67,10 @@ def doctor(require_gpu: bool = False) -> int:
     legate = os.environ.get("LEGATE_CONFIG")
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
+    core_map = os.environ.get("REALM_SYNTHETIC_CORE_MAP")
+    print(f"  REALM_SYNTHETIC_CORE_MAP={'(unset)' if core_map is None else core_map}"
+          + ("  (empty: Legate's threads unpinned)" if core_map == "" else
+             "  -> Legate pins its threads: students side by side share the same cores"))
     on_gpu = [found.name for found in probes if found.on_gpu]
     if require_gpu and not on_gpu:
         print("gs-course: error: --require-gpu: no backend runs on a GPU here", file=sys.stderr)

@@ -17,8 +17,10 @@ from pathlib import Path
 
 #: The image's course command (the recipes keep the course's folder there).
 IMAGE_COURSE = "/opt/gs-course/course"
-#: The settings of the container recipes: JAX allocates as it goes (Legate's share: ./course run).
-SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+#: The settings of the container recipes: JAX allocates as it goes (Legate's share: ./course run),
+#: Legate leaves its threads unpinned (students side by side would pin to the same cores: see
+#: gs_course/__init__.py).
+SHARED_GPU_ENV = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "REALM_SYNTHETIC_CORE_MAP": ""}
 #: The cuPyNumeric tutorial's kernel keeps JAX off the GPU: a second library's CUDA context and
 #: memory pool in the same process share the GPU with Legate, which then ran slower on the H200
 #: (BENCHMARKS.md: one process per library).
@@ -36,7 +38,8 @@ def local_specs() -> dict[str, dict]:
     """Kernel name -> kernel.json of the kernels deploy/jupyter/kernels/ holds (kept in step by a test)."""
     return {LEGATE_KERNEL: {"argv": ["python", "-m", "ipykernel_launcher", "-f", "{connection_file}"],
                             "display_name": LEGATE_DISPLAY_NAME, "language": "python",
-                            "env": {"JAX_PLATFORMS": LEGATE_ENV["JAX_PLATFORMS"]}, "metadata": {"debugger": False}}}
+                            "env": {name: LEGATE_ENV[name] for name in ("JAX_PLATFORMS", "REALM_SYNTHETIC_CORE_MAP")},
+                            "metadata": {"debugger": False}}}
 
 
 def kernel_specs(image: str, apptainer: str = "apptainer") -> dict[str, dict]:
