@@ -127,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
     classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
                            "alone first), stopping at the first that fails: every notebook must pass for every "
                            "student, each within 2x of its time alone")
+    classroom.add_argument("--alone", metavar="RECORD", help="the times alone from an instructor check's record "
+                           "(instructor-check.json of a run at the same size and commit) instead of a first "
+                           "classroom of one student")
     classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
                            help="seconds between two students' starts (default 5)")
     classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
@@ -267,13 +270,14 @@ def _classroom(args: argparse.Namespace) -> int:
         raise UsageError(f"--stagger must be >= 0 and --timeout > 0 seconds, got {args.stagger:g} and {args.timeout:g}")
     out = _writable_folder("--out", args.out)
     try:
-        counts = classroom.ramp_counts(args.students, args.ramp)
+        counts = classroom.ramp_counts(args.students, args.ramp, alone_given=args.alone is not None)
         solved = instructor.solved_notebooks()
         chosen = instructor.select_notebooks(solved, args.notebooks or list(classroom.SCHOOL_ORDER))
+        alone = None if args.alone is None else classroom.times_alone(args.alone, chosen, args.size)
     except (classroom.ClassroomError, instructor.NotebookError) as err:
         raise UsageError(str(err)) from None
     try:
-        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out)
+        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out, alone)
     except KeyboardInterrupt:
         print("\ngs-course: interrupted: every student's notebook was stopped; nothing written", file=sys.stderr)
         return EXIT_INTERRUPTED

@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from gs_course.delivery import classroom, lesson_figures
+from gs_course.delivery import classroom, instructor, lesson_figures
 from gs_course.cli import main
 from gs_course.devices import gpus
 from gs_course.measurement import records
@@ -167,6 +167,46 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
                        "peak_mib": 701, "first_failure": None}
     assert "2 at once passed every notebook" in lesson_figures.classroom_summary(record)
     assert "## 4 student(s): FAILED" in classroom.markdown(record)
+
+
+def _instructor_record(path, size="full", free_gb=None, **seconds_or_none):
+    """An instructor check's record: notebook name -> seconds (None: it failed)."""
+    rows = [{"notebook": name, "passed": sec is not None, "seconds": sec or 3.0, "peak_mib": None}
+            for name, sec in seconds_or_none.items()]
+    payload = {"size": size, "free_gb": free_gb, "held_bytes": None, "grid": "", "notebooks": rows}
+    records.save(records.record(instructor.KIND, payload, schema=instructor.SCHEMA), path)
+    return path
+
+
+def test_times_alone_come_from_an_instructor_check_of_the_same_size(tmp_path, monkeypatch):
+    """--alone: no classroom of one first; each student held to the record's time for its notebook."""
+    notebooks = [tmp_path / "a.ipynb", tmp_path / "b.ipynb"]
+    good = _instructor_record(tmp_path / "good.json", **{"a.ipynb": 10.0, "b.ipynb": 20.0, "c.ipynb": 1.0})
+    alone = classroom.times_alone(good, notebooks, "full")
+    assert alone == {"a.ipynb": 10.0, "b.ipynb": 20.0}
+    assert classroom.ramp_counts(None, "4,8", alone_given=True) == [4, 8]
+
+    def fake_run(room, student, notebook, folder):
+        return classroom.Attempt(student, notebook.name, True, 25.0, None)
+
+    monkeypatch.setattr(classroom.Classroom, "_run_notebook", fake_run)
+    payload = classroom.ramp(notebooks, [2], 0, 60, "full", log=lambda _: None, alone=alone)
+    (step,) = payload["steps"]
+    assert [a["slowdown"] for a in step["attempts"]] == [2.5, 1.25, 2.5, 1.25] and step["within_limit"] is False
+    assert payload["alone"] == alone and payload["largest_passing"] is None
+
+
+@pytest.mark.parametrize("record, said", [
+    (dict(size="small", **{"a.ipynb": 1.0}), "an instructor check at small size, not at full size"),
+    (dict(free_gb=4.0, **{"a.ipynb": 1.0}), "at full size with --free-gb"),
+    (dict(**{"a.ipynb": None}), "no passing run of a.ipynb in it: check those notebooks alone first"),
+])
+def test_times_alone_from_a_record_that_cannot_serve_are_refused_in_one_line(tmp_path, record, said):
+    path = _instructor_record(tmp_path / "check.json", **record)
+    with pytest.raises(classroom.ClassroomError, match=re.escape(said)):
+        classroom.times_alone(path, [tmp_path / "a.ipynb"], "full")
+    with pytest.raises(classroom.ClassroomError, match="--alone .*missing.json"):
+        classroom.times_alone(tmp_path / "missing.json", [tmp_path / "a.ipynb"], "full")
 
 
 def _read(pid: int, name: str) -> str:

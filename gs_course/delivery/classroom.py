@@ -33,6 +33,7 @@ from pathlib import Path
 
 from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config
 from ..devices import _nvidia_smi, gpus
+from . import instructor
 from .instructor import nbval_command, sized_environment
 from ..measurement import records
 from .. import paths
@@ -385,11 +386,32 @@ def step_ok(step: dict) -> bool:
     return step["passed"] and step["within_limit"] is not False
 
 
+def times_alone(path: str | Path, notebooks: list[Path], size: str) -> dict[str, float]:
+    """Each notebook's seconds in an instructor check's record (`gs-course instructor-check --out`),
+    the times alone a classroom is held to; a ClassroomError where the record cannot serve: another
+    size, a notebook missing or failed."""
+    try:
+        record = instructor.load(path)
+    except (OSError, ValueError) as err:
+        raise ClassroomError(f"--alone {path}: {err}") from None
+    if record["size"] != size or record.get("free_gb") is not None:
+        raise ClassroomError(f"--alone {path}: an instructor check at {record['size']} size"
+                             f"{' with --free-gb' if record.get('free_gb') is not None else ''}, "
+                             f"not at {size} size with the whole GPU: give one at the classroom's size")
+    passed = {entry["notebook"]: entry["seconds"] for entry in record["notebooks"] if entry["passed"]}
+    missing = [n.name for n in notebooks if n.name not in passed]
+    if missing:
+        raise ClassroomError(f"--alone {path}: no passing run of {', '.join(missing)} in it: "
+                             "check those notebooks alone first")
+    return {n.name: passed[n.name] for n in notebooks}
+
+
 def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
-         root: Path = paths.ROOT, log=print) -> dict:
+         root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None) -> dict:
     """Each classroom size of `counts` in turn (a first step of one student alone gives the times
-    the others are held to), stopping after the first that fails; the payload of the record."""
-    steps, alone = [], None
+    the others are held to, unless `alone` gives them), stopping after the first that fails; the
+    payload of the record."""
+    steps = []
     for students in counts:
         step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log)
         steps.append(step)
@@ -399,12 +421,13 @@ def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: 
             break
     passing = [step["students"] for step in steps if step_ok(step)]
     return {"size": size, "stagger_s": stagger_s, "timeout_s": timeout_s, "notebooks": [n.name for n in notebooks],
-            "slowdown_limit": SLOWDOWN_LIMIT, "steps": steps, "largest_passing": max(passing, default=None)}
+            "slowdown_limit": SLOWDOWN_LIMIT, "alone": alone, "steps": steps,
+            "largest_passing": max(passing, default=None)}
 
 
-def ramp_counts(students: int | None, ramp_text: str | None) -> list[int]:
+def ramp_counts(students: int | None, ramp_text: str | None, alone_given: bool = False) -> list[int]:
     """The classroom sizes to run: `--students N` alone, or `--ramp 1,4,8,16` (1 added ahead where
-    missing: the times alone are what the others are held to)."""
+    missing and `--alone` gives no times: the times alone are what the others are held to)."""
     if students is not None and ramp_text is not None:
         raise ClassroomError("give --students N or --ramp N,N,..., not both")
     if ramp_text is None:
@@ -417,7 +440,7 @@ def ramp_counts(students: int | None, ramp_text: str | None) -> list[int]:
         raise ClassroomError(f"--ramp takes student counts separated by commas, e.g. 1,4,8,16; got {ramp_text!r}") from None
     if any(n < 1 for n in counts) or counts != sorted(set(counts)):
         raise ClassroomError(f"--ramp takes growing counts of at least 1, e.g. 1,4,8,16; got {ramp_text!r}")
-    return counts if counts[0] == 1 else [1, *counts]
+    return counts if counts[0] == 1 or alone_given else [1, *counts]
 
 
 def _memory(attempt: dict, memory: str) -> str:
@@ -430,7 +453,7 @@ def markdown(record: dict) -> str:
              f"Notebooks, in this order: {', '.join(record['notebooks'])}; {record['size']} size; students "
              f"started {record['stagger_s']:g} s apart; each notebook stopped after {record['timeout_s']:.0f} s.", "",
              f"Largest classroom that passed (every notebook for every student"
-             f"{f', each within {SLOWDOWN_LIMIT:g}x of its time alone' if record['steps'][0]['students'] == 1 else ''}): "
+             f"{f', each within {SLOWDOWN_LIMIT:g}x of its time alone' if record.get('alone') else ''}): "
              f"{record['largest_passing'] or 'none'}.", ""]
     for step in record["steps"]:
         verdict = "passed" if step_ok(step) else "FAILED"
@@ -466,10 +489,10 @@ def summary_figures(record: dict) -> dict:
 
 
 def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
-          out: Path | None) -> bool:
+          out: Path | None, alone: dict[str, float] | None = None) -> bool:
     """The classroom check from the command line: True when the largest classroom asked for passed."""
     with _sigterm_as_ctrl_c():
-        payload = ramp(notebooks, counts, stagger_s, timeout_s, size)
+        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone)
     record = records.record(KIND, payload, schema=SCHEMA)
     text = markdown(record)
     print("\n" + text)
