@@ -52,9 +52,14 @@ class NoOptions:
     """The options of a formulation that has none to choose."""
 
 
+def is_positive_integer(value) -> bool:
+    """A whole number >= 1 (True and False are not counts)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+
+
 def positive_integer(name: str, value) -> None:
     """One line for an option that must be a whole number >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if not is_positive_integer(value):
         raise ValueError(f"{name} must be an integer >= 1, got {value!r}")
 
 

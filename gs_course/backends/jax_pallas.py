@@ -27,6 +27,7 @@ from jax import lax
 from jax.experimental import pallas as pl
 
 from ..parameters import Parameters
+from .base import is_positive_integer
 
 #: Cells a block (rows, cols), a power of two each: `gs-course tune --apply-best` writes the diff that sets
 #: the fastest of its sweep on the GPU host (results/h200/multistep-sweep.json).
@@ -40,7 +41,7 @@ class PallasOptions:
     block: tuple[int, int] = BLOCK
 
     def __post_init__(self):
-        if len(self.block) != 2 or any(isinstance(n, bool) or not isinstance(n, int) or n < 1 for n in self.block):
+        if len(self.block) != 2 or not all(is_positive_integer(n) for n in self.block):
             raise ValueError(f"block must be two integers >= 1 (rows, columns), got {self.block!r}")
 
 

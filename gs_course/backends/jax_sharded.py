@@ -45,7 +45,7 @@ from ..distributed import uneven_bands
 from ..model import initial_state, window_count_factors
 from ..parameters import Parameters
 from . import BackendError
-from .base import Simulation
+from .base import Simulation, is_positive_integer
 from .jax_one_device import JaxStacked, stacked_step
 
 #: The mesh's one axis: the bands of rows.
@@ -271,7 +271,7 @@ class DeepOptions:
     depth: int = DEPTH
 
     def __post_init__(self):
-        if isinstance(self.depth, bool) or not isinstance(self.depth, int) or self.depth < 1:
+        if not is_positive_integer(self.depth):
             raise ValueError(f"ghost rows: depth {self.depth!r} is not a row count; use 1 or more (default {DEPTH})")
 
 

@@ -83,12 +83,9 @@ def step_time_us(launch, params: Parameters, rows: int, cols: int, steps: int = 
     u, v = (cupy.asarray(a) for a in initial_state(rows, cols))
     pairs = [(u, v), (cupy.empty_like(u), cupy.empty_like(v))]
     step_scalars = scalars(params, rows, cols)
-    stream = cupy.cuda.Stream()  # capture needs a stream other than the legacy default one
-    with stream:
-        launch(*pairs[0], *pairs[1], step_scalars)  # compiles, loads, writes constants: not allowed in a capture
-        stream.begin_capture()
+
+    def steps_from_the_initial_state():
         for k in range(steps):
             launch(*pairs[k % 2], *pairs[1 - k % 2], step_scalars)
-        graph = stream.end_capture()
-        samples = CupyTimer().time(lambda: graph.launch(stream), repeats)
-    return samples.device_median * 1e6 / steps
+
+    return CupyTimer().time_graph(steps_from_the_initial_state, repeats).device_median * 1e6 / steps

@@ -183,13 +183,13 @@ def l2_copy_gbps(nbytes: int, copies: int = 64, repeats: int = 10) -> float | No
     import cupy
 
     buffers = cupy.ones(nbytes, np.uint8), cupy.zeros(nbytes, np.uint8)
-    stream = cupy.cuda.Stream(non_blocking=True)
-    stream.begin_capture()
-    for k in range(copies):
-        buffers[1 - k % 2].data.copy_from_device_async(buffers[k % 2].data, nbytes, stream)
-    graph = stream.end_capture()
-    with stream:
-        samples = timer.CupyTimer().time(lambda: graph.launch(stream), repeats)
+
+    def copy_back_and_forth():
+        stream = cupy.cuda.get_current_stream()
+        for k in range(copies):
+            buffers[1 - k % 2].data.copy_from_device_async(buffers[k % 2].data, nbytes, stream)
+
+    samples = timer.CupyTimer().time_graph(copy_back_and_forth, repeats)
     return 2 * nbytes * copies / samples.device_median / 1e9
 
 
