@@ -12,6 +12,12 @@ _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, 
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
 
 
+#: The histogram kernel's loops over the bins: setting them to 0 (with the barrier after), and adding them to global memory.
+_ZERO = "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;\n    __syncthreads();"
+_FLUSH = "for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd(&image_counts[b], block_counts[b]);"
+_ONE_BIN_A_THREAD = "if (threadIdx.x < bins) atomicAdd(&image_counts[threadIdx.x], block_counts[threadIdx.x]);"
+
+
 def _each_step(line: str) -> tuple[str, str]:
     """The time loop of cuPyNumeric's exercise with `line` run after each step."""
     return "u, v = step(u, v, p)\n", f"u, v = step(u, v, p)\n        {line}\n"
@@ -412,4 +418,36 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
                    "return np.asarray(jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills)))"), FAIL,
          "NumPy array: it went back to the host", name="the batch returned as a NumPy array"),
+    # Kernels whose values alone suggested another cause: the first barrier, bins left out, a flush by every thread
+    Case("synthesis 7", (_ZERO, "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;"), FAIL,
+         "no __syncthreads\\(\\) between setting the block's histogram to 0 and counting", name="no barrier after the zeroing"),
+    Case("synthesis 7", (_ZERO, "if (threadIdx.x < bins) block_counts[threadIdx.x] = 0;"), FAIL,
+         "no __syncthreads\\(\\) between setting", name="no barrier after zeroing one bin a thread"),
+    Case("synthesis 7", ("__syncthreads();\n    for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd", "for (int b = "
+                         "threadIdx.x; b < bins; b += blockDim.x) atomicAdd"), FAIL, "no __syncthreads\\(\\) between counting",
+         name="no barrier before adding to global memory"),
+    Case("synthesis 7", (_ZERO, "if (threadIdx.x < blockDim.x) block_counts[threadIdx.x] = 0;\n    __syncthreads();"), FAIL,
+         "bins 32 to 63 \\(from blockDim.x = 32 on\\): never set to 0", "cpu", name="zeroed one bin a thread"),
+    Case("synthesis 7", (_ZERO, _ZERO.replace("b < bins", "b < blockDim.x")), FAIL, "bins 32 to 63.*never set to 0", "cpu",
+         name="zeroed up to blockDim.x"),
+    Case("synthesis 7", (_FLUSH, _ONE_BIN_A_THREAD), FAIL, "bins 32 to 63.*never added to global memory", "cpu",
+         name="added to global memory one bin a thread"),
+    Case("synthesis 7", (_FLUSH, _FLUSH.replace("b < bins", "b < bins - 1")), FAIL, "bin 63: never added to global memory",
+         name="added to global memory up to bins - 1"),
+    Case("synthesis 7", (_ZERO, _ZERO.replace("b < bins", "b < bins / 4")), FAIL, "bins 16 to 63: never set to 0",
+         name="zeroed up to bins / 4"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; ++b) atomicAdd(&image_counts[b], block_counts[b]);"), FAIL,
+         "once a thread of the block: every thread adds the whole block's histogram", name="every thread adds every bin"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; b++) { atomicAdd(image_counts + b, block_counts[b]); }"), FAIL,
+         "every thread adds the whole block's histogram", name="every thread adds every bin, written otherwise"),
+    Case("synthesis 7", (_ZERO, "for (int b = 0; b < bins; ++b) block_counts[b] = 0;\n    __syncthreads();"), PASS,
+         "privatised", name="every thread zeroes every bin"),
+    Case("synthesis 7", (_FLUSH, "if (threadIdx.x == 0) for (int b = 0; b < bins; ++b) atomicAdd(&image_counts[b], "
+                         "block_counts[b]);"), PASS, "privatised", name="thread 0 adds every bin"),
+    Case("synthesis 7", (_FLUSH, _ONE_BIN_A_THREAD), FAIL, "one bin a thread", "gpu",
+         name="added one bin a thread, on a GPU of 256 threads a block"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;\n", "", "(a > b) == ascending", "a > b"), FAIL,
+         "ascending order, the direction ignored", name="always ascending, no direction"),
+    Case("synthesis 8", ("(a > b) == ascending", "a > b"), FAIL, "the direction ignored", name="the direction computed, unused"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & 0) == 0"), FAIL, "the direction ignored", name="i & 0 for the direction"),
 ]

@@ -263,13 +263,95 @@ def _thread_loops(images: np.ndarray, blocks: int, threads: int):
         yield np.stack([np.bincount(b, weights=visits, minlength=analysis.BINS) for b in bins]).astype(np.int64), hint
 
 
+def _shared(body: str) -> set[str]:
+    return set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+
+
 def _not_privatised(body: str) -> bool:
     """Whether an atomicAdd inside the loop over the cells adds to an array that is not __shared__."""
-    shared = set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+    shared = _shared(body)
     for found in re.finditer(r"atomicAdd\s*\(\s*&?\s*\(?\s*(\w+)", body):
         if found[1] not in shared and any("cells" in header for header in _governing(body, found.start())):
             return True
     return False
+
+
+def _phases(body: str) -> dict[str, list[int]]:
+    """Where `body` sets the block's histogram to 0 ("zero": shared[...] = 0), counts into it ("count": an
+    atomicAdd to a shared element), adds it to global memory ("flush": an atomicAdd of one); its barriers."""
+    names = "|".join(map(re.escape, _shared(body))) or r"(?!)"
+    return {"zero": [m.start() for m in re.finditer(rf"\b(?:{names})\s*\[[^\]]*\]\s*=\s*0", body)],
+            "count": [m.start() for m in re.finditer(rf"atomicAdd\s*\(\s*&?\s*\(?\s*(?:{names})\b", body)],
+            "flush": [m.start() for m in re.finditer(rf"atomicAdd\s*\([^,;]*,[^;]*\b(?:{names})\b", body)],
+            "barrier": [m.start() for m in re.finditer(r"__syncthreads\s*\(", body)]}
+
+
+def _missing_barrier(body: str) -> str | None:
+    """The hint of a __syncthreads() missing between two phases of the block's histogram (_phases)."""
+    at = _phases(body)
+    for before, after, hint in (("zero", "count", _NO_BARRIER_AFTER_ZERO), ("count", "flush", _NO_BARRIER_BEFORE_FLUSH)):
+        if at[before] and at[after] and max(at[before]) < min(at[after]) and not any(
+                max(at[before]) < b < min(at[after]) for b in at["barrier"]):
+            return hint
+    return None
+
+
+_NO_BARRIER_AFTER_ZERO = ("no __syncthreads() between setting the block's histogram to 0 and counting into it: a thread "
+                          "may count into a bin that another thread has not yet set to 0 (or sets to 0 afterwards). "
+                          "Put __syncthreads() after the loop that sets the bins to 0")
+_NO_BARRIER_BEFORE_FLUSH = ("no __syncthreads() between counting into the block's histogram and adding it to global "
+                            "memory: a thread may add a bin before the others have finished counting into it. Put "
+                            "__syncthreads() after the loop over the cells")
+_EVERY_BIN = "for (int b = threadIdx.x; b < bins; b += blockDim.x)"
+
+
+def _not_looped(body: str, phase: str) -> bool:
+    """Whether the block's histogram is set to 0 (or added to global memory) one bin a thread, with
+    no loop over the bins: the bins from blockDim.x on are then left out."""
+    return any(not any(re.search(r"\b(for|while|do)\b", h) for h in _governing(body, at)) for at in _phases(body)[phase])
+
+
+def _flushed_by_every_thread(body: str) -> bool:
+    """Whether every thread of a block adds the whole block's histogram to global memory: an addition
+    of a shared element under no condition on the thread's own values, nor in a loop that starts there."""
+    names = _thread_dependent(body)
+
+    def own(header: str) -> set[str]:  # a loop's own variable, assigned in every thread, is not the thread's own
+        loop = re.search(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=([^;]*);([^;]*)", header)
+        return set(re.findall(r"\w+", loop[2] + loop[3])) - {loop[1]} if loop else set(re.findall(r"\w+", header))
+
+    return any(not any(own(h) & names for h in _governing(body, at)) for at in _phases(body)["flush"])
+
+
+def _bins_named(bins: np.ndarray, threads: int) -> str:
+    if bins.tolist() == list(range(threads, analysis.BINS)):
+        return f"bins {threads} to {analysis.BINS - 1} (from blockDim.x = {threads} on)"
+    contiguous = bins.tolist() == list(range(bins[0], bins[-1] + 1))
+    return f"bin {bins[0]}" if bins.size == 1 else f"bins {bins[0]} to {bins[-1]}" if contiguous else f"{bins.size} bins"
+
+
+def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | None:
+    """The hint where some bins, the same in every image, are never set to 0 (each holds what shared
+    memory held: the same excess everywhere) or never added to global memory (0 where cells fell)."""
+    wrong = got != want
+    if not wrong.any() or not (wrong == wrong[0]).all():
+        return None
+    which = np.flatnonzero(wrong[0])
+    excess = (got - want)[:, which]
+    if (got[:, which] == 0).all():
+        return (f"{_bins_named(which, threads)}: never added to global memory (0 in every image's histogram). Add "
+                f"every bin, however many threads, {_EVERY_BIN} atomicAdd(&image_counts[b], block_counts[b])")
+    if (excess > 0).all() and (excess == excess[0, 0]).all():
+        return (f"{_bins_named(which, threads)}: never set to 0, so they start with whatever shared memory held. Set "
+                f"every bin to 0, however many threads, {_EVERY_BIN} block_counts[b] = 0")
+    return None
+
+
+def _with_every_bin(images: np.ndarray) -> np.ndarray:
+    """`images` with one cell in each bin (its middle) in every image, so that a bin left out shows."""
+    images = images.copy()
+    images.reshape(len(images), -1)[:, :analysis.BINS] = (np.arange(analysis.BINS, dtype=np.float32) + 0.5) / analysis.BINS
+    return images
 
 
 def histogram_kernel(body: str):
@@ -287,15 +369,20 @@ def histogram_kernel(body: str):
                                       "and the block's counts to the image's (other threads add at the same time)"),
         (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
                                           "before it is added to global memory"),
+        (_not_looped(body, "zero") or _not_looped(body, "flush"),
+         f"one bin a thread (block_counts[threadIdx.x]) leaves out the bins from blockDim.x on when there are more bins "
+         f"than threads: loop over the bins, {_EVERY_BIN}"),
         (re.search(r"\]\s*=\s*0", body) is None, "set the block's histogram to 0 first (block_counts[b] = 0 for "
                                                  "each bin): shared memory starts with whatever an earlier kernel "
                                                  "left there"),
     ]
     if divergent_barrier(body):
         raise NotYet(_DIVERGENT)
+    if missing := _missing_barrier(body):
+        raise NotYet(missing)
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
-        images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
+        images = _with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
         try:
             got, kernel = _histograms_on_gpu(cupy, body, images)
         except NotYet as err:  # a fault on the GPU says where, not what: the CPU's run below may name it
@@ -308,16 +395,22 @@ def histogram_kernel(body: str):
     if cupy is None:
         if cuda_on_cpu.compiler() is None:
             return _not_checked("your histogram kernel", as_text)
-        images = batch(images=2, grid=(37, 53))
+        images = _with_every_bin(batch(images=2, grid=(37, 53)))
         got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    if np.array_equal(got, want * threads) and _flushed_by_every_thread(body):
+        raise NotYet(f"each image counted {threads} times, once a thread of the block: every thread adds the whole "
+                     f"block's histogram to global memory. Share the bins among the threads, {_EVERY_BIN}, each "
+                     "thread adding its own bins once")
     for counts, hint in _thread_loops(images, blocks, threads):
         if np.array_equal(got, counts):
             raise NotYet(hint)
+    if left_out := _bins_left_out(got, want, threads):
+        raise NotYet(left_out)
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got.sum(axis=1) + tops, np.full(len(images), cells)) and tops.any():
         raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
@@ -444,17 +537,18 @@ _WRONG_DIRECTIONS = (
     (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
     (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
     (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
-     f"every pair is put in ascending order: {_DIRECTION}, so that the halves merged next are one ascending, one "
-     "descending"),
+     f"every pair is put in ascending order, the direction ignored (every subsequence sorted the same way): {_DIRECTION}, "
+     "so that the halves merged next are one ascending, one descending"),
 )
 
 
 def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | None:
     """The hint of the wrong direction whose sort gives `got`; where several give it, the one the
-    code (spaces removed) is written with."""
+    code (spaces removed) is written with, else the last (the direction ignored, where it is one:
+    under partner > i, (i & j) == 0 is always true)."""
     found = [(written, hint) for direction, written, hint in _WRONG_DIRECTIONS
              if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size])]
-    return next((hint for written, hint in found if re.search(written, code)), found[0][1] if found else None)
+    return next((hint for written, hint in found if re.search(written, code)), found[-1][1] if found else None)
 
 
 def bitonic_step(body: str):
