@@ -331,17 +331,16 @@ def _bins_named(bins: np.ndarray, threads: int) -> str:
 
 
 def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | None:
-    """The hint where some bins, the same in every image, are never set to 0 (each holds what shared
-    memory held: the same excess everywhere) or never added to global memory (0 where cells fell)."""
+    """The hint where some bins, the same in every image, are never set to 0 (each counts on from what
+    shared memory held: too many, on a GPU not the same number everywhere) or never added to global memory (0)."""
     wrong = got != want
     if not wrong.any() or not (wrong == wrong[0]).all():
         return None
     which = np.flatnonzero(wrong[0])
-    excess = (got - want)[:, which]
     if (got[:, which] == 0).all():
         return (f"{_bins_named(which, threads)}: never added to global memory (0 in every image's histogram). Add "
                 f"every bin, however many threads, {_EVERY_BIN} atomicAdd(&image_counts[b], block_counts[b])")
-    if (excess > 0).all() and (excess == excess[0, 0]).all():
+    if (got[:, which] > want[:, which]).all():
         return (f"{_bins_named(which, threads)}: never set to 0, so they start with whatever shared memory held. Set "
                 f"every bin to 0, however many threads, {_EVERY_BIN} block_counts[b] = 0")
     return None
