@@ -15,6 +15,11 @@ _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, 
 #: The histogram kernel's loops over the bins: setting them to 0 (with the barrier after), and adding them to global memory.
 _ZERO = "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;\n    __syncthreads();"
 _FLUSH = "for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd(&image_counts[b], block_counts[b]);"
+#: The saving exercise's writer and its loop over the images.
+_SAVE_LOOP = ("frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep, deflate=None)\n"
+              "    with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
+              "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())")
+_WRITER_AN_IMAGE = "for _ in range(nbimage):\n        simulation.advance(nbextrastep)\n"
 _ONE_BIN_A_THREAD = "if (threadIdx.x < bins) atomicAdd(&image_counts[threadIdx.x], block_counts[threadIdx.x]);"
 
 
@@ -470,4 +475,19 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
                    "_, frames = lax.scan(one_image, (u, v), None, length=nbimage + 1)\n    return frames[:-1]"), PASS,
          "one scan", name="one image more scanned, the last dropped"),
+    Case("cupy 7", (_SAVE_LOOP, _WRITER_AN_IMAGE + "        frames = FrameWriter(path, nbimage, rows, cols, simulation.params, "
+                    "nbextrastep, deflate=None)\n        with BackgroundWriter(frames) as writer:\n"
+                    "            writer.write(simulation.fetch_v())"), FAIL, "opens images.h5 4 times.*one writer for the whole run",
+         name="a writer an image, each closed"),
+    Case("cupy 7", (_SAVE_LOOP, "writers = []\n    " + _WRITER_AN_IMAGE + "        writers.append(BackgroundWriter(FrameWriter(path, "
+                    "nbimage, rows, cols, simulation.params, nbextrastep)))\n        writers[-1].write(simulation.fetch_v())\n"
+                    "    for writer in writers:\n        writer.close()"), FAIL, "opens images.h5 2 times.*one writer",
+         name="a writer an image, all open at once (h5py refuses the second)"),
+    Case("cupy 7", (_SAVE_LOOP, "import threading\n    def one(image):\n        with FrameWriter(path, nbimage, rows, cols, "
+                    "simulation.params, nbextrastep) as writer:\n            writer.write(image)\n    " + _WRITER_AN_IMAGE +
+                    "        thread = threading.Thread(target=one, args=(simulation.fetch_v(),))\n        thread.start()\n"
+                    "        thread.join()"), FAIL, "opens images.h5 4 times", name="a writer thread an image, each opening the file"),
+    Case("cupy 7", (_SAVE_LOOP, "frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep)\n    " +
+                    _WRITER_AN_IMAGE + "        with BackgroundWriter(frames) as writer:\n            writer.write(simulation.fetch_v())"),
+         FAIL, "makes 2 BackgroundWriters for one file.*one writer", name="one file, a BackgroundWriter an image"),
 ]

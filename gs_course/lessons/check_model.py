@@ -488,6 +488,13 @@ _WRITE_ERRORS = (
 )
 
 
+_ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
+_OPENED_AGAIN = ("your function opens {name} {times} times (a FrameWriter an image): each opening erases the images "
+                 "written before, or fails while another writer holds the file open. " + _ONE_WRITER)
+_BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file: closing the first closes its FrameWriter's "
+                     "file, and the next ones write to a closed file. " + _ONE_WRITER)
+
+
 def saved_images(student, backend: str, overlapped: bool = False) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
@@ -499,8 +506,14 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
     simulation = create(backend, PARAMS, rows, cols)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "images.h5"
-        with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
-            student(simulation, path, nbimage, nbextrastep)
+        try:
+            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
+                student(simulation, path, nbimage, nbextrastep)
+        finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
+            if len(seen["frames"]) > 1:
+                raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
+            if len(seen["background"]) > 1:
+                raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
         if seen["alive"]:
             raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
                          "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
