@@ -321,8 +321,8 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
     for i in range(nbimage):
         steps = (i + 1) * nbextrastep
         u, v = reference_run(rows, cols, steps, PARAMS)
-        earlier = (f"it is the initial V: {_INITIAL_IMAGE}" if i == 0 else
-                   f"it is V after {i} x nbextrastep steps: image i holds V after (i + 1) x nbextrastep steps")
+        earlier = f"it is V after {i} x nbextrastep steps" + (f", the initial V: {_INITIAL_IMAGE}" if i == 0 else
+                                                              ": image i holds V after (i + 1) x nbextrastep steps")
         mistakes = [(reference_run(rows, cols, i * nbextrastep, PARAMS)[1], earlier),
                     (u, "it is U: store V")]
         mistakes += _per_array(_state_mistakes(rows, cols, steps), 1)

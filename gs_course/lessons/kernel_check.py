@@ -326,8 +326,9 @@ def _flushed_by_every_thread(body: str) -> bool:
 def _bins_named(bins: np.ndarray, threads: int) -> str:
     if bins.tolist() == list(range(threads, analysis.BINS)):
         return f"bins {threads} to {analysis.BINS - 1} (from blockDim.x = {threads} on)"
-    contiguous = bins.tolist() == list(range(bins[0], bins[-1] + 1))
-    return f"bin {bins[0]}" if bins.size == 1 else f"bins {bins[0]} to {bins[-1]}" if contiguous else f"{bins.size} bins"
+    if bins.size in (1, analysis.BINS) or bins.tolist() != list(range(bins[0], bins[-1] + 1)):
+        return {1: f"bin {bins[0]}", analysis.BINS: "every bin"}.get(bins.size, f"{bins.size} bins")
+    return f"bins {bins[0]} to {bins[-1]}"
 
 
 def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | None:
@@ -339,10 +340,10 @@ def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | Non
     which = np.flatnonzero(wrong[0])
     if (got[:, which] == 0).all():
         return (f"{_bins_named(which, threads)}: never added to global memory (0 in every image's histogram). Add "
-                f"every bin, however many threads, {_EVERY_BIN} atomicAdd(&image_counts[b], block_counts[b])")
-    if (got[:, which] > want[:, which]).all():
-        return (f"{_bins_named(which, threads)}: never set to 0, so they start with whatever shared memory held. Set "
-                f"every bin to 0, however many threads, {_EVERY_BIN} block_counts[b] = 0")
+                f"every bin however many threads, {_EVERY_BIN} atomicAdd(&image_counts[b], block_counts[b])")
+    if (got[:, which] > want[:, which]).all() and which.size < analysis.BINS:  # all of them: "more counts than cells"
+        return (f"{_bins_named(which, threads)}: never set to 0, so they count on from what shared memory held: set "
+                f"the block's histogram to 0, every bin however many threads, {_EVERY_BIN} block_counts[b] = 0")
     return None
 
 
