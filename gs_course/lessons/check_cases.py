@@ -445,6 +445,14 @@ check.saved_images(save_images, BACKEND, overlapped=True)
          "once a thread of the block: every thread adds the whole block's histogram", name="every thread adds every bin"),
     Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; b++) { atomicAdd(image_counts + b, block_counts[b]); }"), FAIL,
          "every thread adds the whole block's histogram", name="every thread adds every bin, written otherwise"),
+    Case("synthesis 7", (_FLUSH, _FLUSH.replace("b += blockDim.x", "++b")), FAIL, "added to global memory by several threads.*"
+         "bin 1 2 times", name="the bins added from threadIdx.x by 1"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; ++b) atomicAdd(&counts[blockIdx.y * bins + b], block_counts[b]);"),
+         FAIL, "every thread adds the whole block's histogram", name="every thread adds every bin, into counts"),
+    Case("synthesis 7", (_FLUSH, "for (int b = threadIdx.x; b < bins; b += blockDim.x) { const unsigned int c = block_counts"
+                         "[b]; if (c) atomicAdd(&image_counts[b], c); }"), PASS, "privatised", name="the non-zero bins added"),
+    Case("synthesis 7", (_ZERO, "int b = threadIdx.x;\n    while (b < bins) { block_counts[b] = 0u; b += blockDim.x; }\n"
+                         "    __syncthreads();"), PASS, "privatised", name="zeroed in a while loop"),
     Case("synthesis 7", (_ZERO, "for (int b = 0; b < bins; ++b) block_counts[b] = 0;\n    __syncthreads();"), PASS,
          "privatised", name="every thread zeroes every bin"),
     Case("synthesis 7", (_FLUSH, "if (threadIdx.x == 0) for (int b = 0; b < bins; ++b) atomicAdd(&image_counts[b], "

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from . import analysis, cuda_on_cpu
-from .analysis_inputs import batch, close, first_difference
+from .analysis_inputs import batch, close, first_difference, with_every_bin
 from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
 from ..backends import probe
 
@@ -38,19 +38,16 @@ def _first_hint(mistakes: list[tuple[bool, str]]) -> str | None:
 
 def _gpu():
     """CuPy where it runs on a GPU here, else None (silently: the caller says what it does instead)."""
-
     if not probe("cupy").ok:
         return None
     import cupy
-
     return cupy
 
 
 def _not_checked(what: str, as_text=()) -> None:
     """Where the kernel cannot run: the first mistake its code shows, else the line that says it
     was not checked (never a tick)."""
-    hint = _first_hint(as_text)
-    if hint:
+    if hint := _first_hint(as_text):
         raise NotYet(hint)
     print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler to run it on the CPU")
 
@@ -263,13 +260,12 @@ def _thread_loops(images: np.ndarray, blocks: int, threads: int):
         yield np.stack([np.bincount(b, weights=visits, minlength=analysis.BINS) for b in bins]).astype(np.int64), hint
 
 
-def _shared(body: str) -> set[str]:
-    return set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+_SHARED = re.compile(r"__shared__[^;]*?(\w+)\s*\[")  # the name of each array in shared memory
 
 
 def _not_privatised(body: str) -> bool:
     """Whether an atomicAdd inside the loop over the cells adds to an array that is not __shared__."""
-    shared = _shared(body)
+    shared = set(_SHARED.findall(body))
     for found in re.finditer(r"atomicAdd\s*\(\s*&?\s*\(?\s*(\w+)", body):
         if found[1] not in shared and any("cells" in header for header in _governing(body, found.start())):
             return True
@@ -279,7 +275,7 @@ def _not_privatised(body: str) -> bool:
 def _phases(body: str) -> dict[str, list[int]]:
     """Where `body` sets the block's histogram to 0 ("zero": shared[...] = 0), counts into it ("count": an
     atomicAdd to a shared element), adds it to global memory ("flush": an atomicAdd of one); its barriers."""
-    names = "|".join(map(re.escape, _shared(body))) or r"(?!)"
+    names = "|".join(_SHARED.findall(body)) or r"(?!)"
     return {"zero": [m.start() for m in re.finditer(rf"\b(?:{names})\s*\[[^\]]*\]\s*=\s*0", body)],
             "count": [m.start() for m in re.finditer(rf"atomicAdd\s*\(\s*&?\s*\(?\s*(?:{names})\b", body)],
             "flush": [m.start() for m in re.finditer(rf"atomicAdd\s*\([^,;]*,[^;]*\b(?:{names})\b", body)],
@@ -289,19 +285,19 @@ def _phases(body: str) -> dict[str, list[int]]:
 def _missing_barrier(body: str) -> str | None:
     """The hint of a __syncthreads() missing between two phases of the block's histogram (_phases)."""
     at = _phases(body)
-    for before, after, hint in (("zero", "count", _NO_BARRIER_AFTER_ZERO), ("count", "flush", _NO_BARRIER_BEFORE_FLUSH)):
+    for before, after, hint in (
+            ("zero", "count", "no __syncthreads() between setting the block's histogram to 0 and counting into it: a thread "
+                              "may count into a bin that another thread has not yet set to 0 (or sets to 0 afterwards). "
+                              "Put __syncthreads() after the loop that sets the bins to 0"),
+            ("count", "flush", "no __syncthreads() between counting into the block's histogram and adding it to global "
+                               "memory: a thread may add a bin before the others have finished counting into it. Put "
+                               "__syncthreads() after the loop over the cells")):
         if at[before] and at[after] and max(at[before]) < min(at[after]) and not any(
                 max(at[before]) < b < min(at[after]) for b in at["barrier"]):
             return hint
     return None
 
 
-_NO_BARRIER_AFTER_ZERO = ("no __syncthreads() between setting the block's histogram to 0 and counting into it: a thread "
-                          "may count into a bin that another thread has not yet set to 0 (or sets to 0 afterwards). "
-                          "Put __syncthreads() after the loop that sets the bins to 0")
-_NO_BARRIER_BEFORE_FLUSH = ("no __syncthreads() between counting into the block's histogram and adding it to global "
-                            "memory: a thread may add a bin before the others have finished counting into it. Put "
-                            "__syncthreads() after the loop over the cells")
 _EVERY_BIN = "for (int b = threadIdx.x; b < bins; b += blockDim.x)"
 
 
@@ -321,6 +317,23 @@ def _flushed_by_every_thread(body: str) -> bool:
         return set(re.findall(r"\w+", loop[2] + loop[3])) - {loop[1]} if loop else set(re.findall(r"\w+", header))
 
     return any(not any(own(h) & names for h in _governing(body, at)) for at in _phases(body)["flush"])
+
+
+def _bins_added_again(got: np.ndarray, want: np.ndarray, threads: int, body: str) -> str | None:
+    """The hint where each bin reaches global memory a whole number of times, the same in every image and
+    not everywhere the same (or blockDim.x times, every thread adding every bin): added by several threads."""
+    times = got // np.maximum(want, 1)
+    if not (np.array_equal(got, want * times) and (times == times[0]).all() and (times > 1).any()
+            and (times <= threads).all()):  # more: counted on from what shared memory held
+        return None
+    if (times == threads).all() and _flushed_by_every_thread(body):
+        return (f"each image counted {threads} times, once a thread of the block: every thread adds the whole block's "
+                f"histogram to global memory. Share the bins among the threads, {_EVERY_BIN}, each adding its own once")
+    if not (times == times[0, 0]).all():
+        b = int(np.argmax(times[0] > 1))
+        return (f"bins are added to global memory by several threads of a block (bin {b} {times[0, b]} times): each bin "
+                f"must be added by one thread, {_EVERY_BIN}")
+    return None
 
 
 def _bins_named(bins: np.ndarray, threads: int) -> str:
@@ -347,13 +360,6 @@ def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | Non
     return None
 
 
-def _with_every_bin(images: np.ndarray) -> np.ndarray:
-    """`images` with one cell in each bin (its middle) in every image, so that a bin left out shows."""
-    images = images.copy()
-    images.reshape(len(images), -1)[:, :analysis.BINS] = (np.arange(analysis.BINS, dtype=np.float32) + 0.5) / analysis.BINS
-    return images
-
-
 def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
@@ -376,13 +382,11 @@ def histogram_kernel(body: str):
                                                  "each bin): shared memory starts with whatever an earlier kernel "
                                                  "left there"),
     ]
-    if divergent_barrier(body):
-        raise NotYet(_DIVERGENT)
-    if missing := _missing_barrier(body):
-        raise NotYet(missing)
+    if barrier := _DIVERGENT if divergent_barrier(body) else _missing_barrier(body):  # read from the code
+        raise NotYet(barrier)
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
-        images = _with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
+        images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
         try:
             got, kernel = _histograms_on_gpu(cupy, body, images)
         except NotYet as err:  # a fault on the GPU says where, not what: the CPU's run below may name it
@@ -395,17 +399,15 @@ def histogram_kernel(body: str):
     if cupy is None:
         if cuda_on_cpu.compiler() is None:
             return _not_checked("your histogram kernel", as_text)
-        images = _with_every_bin(batch(images=2, grid=(37, 53)))
+        images = with_every_bin(batch(images=2, grid=(37, 53)))
         got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
-    if np.array_equal(got, want * threads) and _flushed_by_every_thread(body):
-        raise NotYet(f"each image counted {threads} times, once a thread of the block: every thread adds the whole "
-                     f"block's histogram to global memory. Share the bins among the threads, {_EVERY_BIN}, each "
-                     "thread adding its own bins once")
+    if added_again := _bins_added_again(got, want, threads, body):
+        raise NotYet(added_again)
     for counts, hint in _thread_loops(images, blocks, threads):
         if np.array_equal(got, counts):
             raise NotYet(hint)
@@ -430,8 +432,7 @@ def histogram_kernel(body: str):
     if "__shared__" not in body:
         raise NotYet("right counts, with every thread adding to global memory: that is the first kernel. Count "
                      "into a histogram of the block in shared memory (extern __shared__), then add it once")
-    hint = _first_hint(as_text)  # a race can give the right counts by luck
-    if hint:
+    if hint := _first_hint(as_text):  # a race can give the right counts by luck
         raise NotYet(hint)
     where = "" if cupy is not None else f" (run on the CPU, {_CPU_THREADS} threads a block)"
     ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells{where}, privatised in shared memory")
@@ -439,9 +440,8 @@ def histogram_kernel(body: str):
 
 
 def _poison_shared_memory(cupy) -> None:
-    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared
-    between kernels, so a kernel that never zeroes its block's histogram then shows it at once,
-    instead of only after some other kernel has left something there."""
+    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared between
+    kernels: a kernel that never zeroes its histogram shows it at once, not only after another kernel."""
     kernel = cupy.RawKernel(r"""extern "C" __global__ void poison(int bins) {
         extern __shared__ unsigned int junk[];
         for (int b = threadIdx.x; b < bins; b += blockDim.x) junk[b] = 7u;
