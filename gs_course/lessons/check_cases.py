@@ -463,6 +463,10 @@ check.saved_images(save_images, BACKEND, overlapped=True)
          "ascending order, the direction ignored", name="always ascending, no direction"),
     Case("synthesis 8", ("(a > b) == ascending", "a > b"), FAIL, "the direction ignored", name="the direction computed, unused"),
     Case("synthesis 8", ("(i & k) == 0", "(i & 0) == 0"), FAIL, "the direction ignored", name="i & 0 for the direction"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[partner];\n"
+                         "        if ((a > b) == ascending) {\n            values[i] = b;\n            values[partner] = a;\n        }",
+                         "const float a = values[i], b = values[partner];\n        values[i] = fminf(a, b);\n"
+                         "        values[partner] = fmaxf(a, b);"), FAIL, "the direction ignored", name="fminf and fmaxf"),
     Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(jax.vmap(one_pair, in_axes=(None, 0)), in_axes=(0, None))"), FAIL,
          "every \\(F, k\\) combination, N x N runs", name="vmap over both axes nested: N x N"),
     Case("jax 6", ("jax.jit(jax.vmap(one_pair))", "jax.jit(lambda f, k: jax.vmap(lambda a: jax.vmap(lambda b: one_pair(a, b))(k))(f))"),
@@ -470,11 +474,20 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(*(g.ravel() for g in jnp.meshgrid(jnp.asarray(feeds), "
                    "jnp.asarray(kills))))"), FAIL, "every \\(F, k\\) combination", name="a meshgrid of the feeds and kills"),
     Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
+                   "grid = jax.jit(jax.vmap(jax.vmap(one_pair, in_axes=(None, 0)), in_axes=(0, None)))(jnp.asarray(feeds), "
+                   "jnp.asarray(kills))\n    return grid[jnp.arange(len(feeds)), jnp.arange(len(feeds))]"), FAIL,
+         "every \\(F, k\\) combination", name="the diagonal of every combination"),
+    Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(jnp.repeat(jnp.asarray(feeds), len(kills)), "
+                   "jnp.tile(jnp.asarray(kills), len(feeds)))"), FAIL, "every \\(F, k\\) combination", name="repeat and tile"),
+    Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
                    "return jax.jit(jax.vmap(one_pair))(*map(jnp.asarray, (feeds, kills)))"), PASS, "one vmap",
          name="the arrays converted by map"),
     Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
                    "_, frames = lax.scan(one_image, (u, v), None, length=nbimage - 1)\n    return jnp.concatenate([v[None], frames])"),
          FAIL, "initial V: the first image is V after the first nbextrastep steps", name="nbimage - 1 scanned, the initial V first"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "_, frames = lax.scan(one_image, (u, v), None, length=nbimage - 1)\n    return jnp.vstack([v[jnp.newaxis], frames])"),
+         FAIL, "the initial state is not an image", name="nbimage - 1 scanned, stacked under the initial V"),
     Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
                    "_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return jnp.concatenate([v[None], frames])"),
          FAIL, "one too many: image 0 is the initial V, but the first image is V after", name="nbimage scanned, the initial V first"),

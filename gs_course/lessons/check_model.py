@@ -397,6 +397,9 @@ def _batch(student, device_type, base: Parameters) -> None:
             raise NotYet(_COMBINATIONS)
         if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
                    for e in _equations(few.jaxpr)):
+            if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
+                   if hasattr(out, "aval")):  # every combination computed, then some of them kept
+                raise NotYet(_COMBINATIONS)
             raise NotYet("your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
     got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
