@@ -12,6 +12,17 @@ _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, 
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
 
 
+#: The histogram kernel's loops over the bins: setting them to 0 (with the barrier after), and adding them to global memory.
+_ZERO = "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;\n    __syncthreads();"
+_FLUSH = "for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd(&image_counts[b], block_counts[b]);"
+#: The saving exercise's writer and its loop over the images.
+_SAVE_LOOP = ("frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep, deflate=None)\n"
+              "    with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
+              "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())")
+_WRITER_AN_IMAGE = "for _ in range(nbimage):\n        simulation.advance(nbextrastep)\n"
+_ONE_BIN_A_THREAD = "if (threadIdx.x < bins) atomicAdd(&image_counts[threadIdx.x], block_counts[threadIdx.x]);"
+
+
 def _each_step(line: str) -> tuple[str, str]:
     """The time loop of cuPyNumeric's exercise with `line` run after each step."""
     return "u, v = step(u, v, p)\n", f"u, v = step(u, v, p)\n        {line}\n"
@@ -412,4 +423,92 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
                    "return np.asarray(jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills)))"), FAIL,
          "NumPy array: it went back to the host", name="the batch returned as a NumPy array"),
+    # Kernels whose values alone suggested another cause: the first barrier, bins left out, a flush by every thread
+    Case("synthesis 7", (_ZERO, "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;"), FAIL,
+         "no __syncthreads\\(\\) between setting the block's histogram to 0 and counting", name="no barrier after the zeroing"),
+    Case("synthesis 7", (_ZERO, "if (threadIdx.x < bins) block_counts[threadIdx.x] = 0;"), FAIL,
+         "no __syncthreads\\(\\) between setting", name="no barrier after zeroing one bin a thread"),
+    Case("synthesis 7", ("__syncthreads();\n    for (int b = threadIdx.x; b < bins; b += blockDim.x) atomicAdd", "for (int b = "
+                         "threadIdx.x; b < bins; b += blockDim.x) atomicAdd"), FAIL, "no __syncthreads\\(\\) between counting",
+         name="no barrier before adding to global memory"),
+    Case("synthesis 7", (_ZERO, "if (threadIdx.x < blockDim.x) block_counts[threadIdx.x] = 0;\n    __syncthreads();"), FAIL,
+         "bins 32 to 63 \\(from blockDim.x = 32 on\\): never set to 0", "cpu", name="zeroed one bin a thread"),
+    Case("synthesis 7", (_ZERO, _ZERO.replace("b < bins", "b < blockDim.x")), FAIL, "bins 32 to 63.*never set to 0", "cpu",
+         name="zeroed up to blockDim.x"),
+    Case("synthesis 7", (_FLUSH, _ONE_BIN_A_THREAD), FAIL, "bins 32 to 63.*never added to global memory", "cpu",
+         name="added to global memory one bin a thread"),
+    Case("synthesis 7", (_FLUSH, _FLUSH.replace("b < bins", "b < bins - 1")), FAIL, "bin 63: never added to global memory",
+         name="added to global memory up to bins - 1"),
+    Case("synthesis 7", (_ZERO, _ZERO.replace("b < bins", "b < bins / 4")), FAIL, "bins 16 to 63: never set to 0",
+         name="zeroed up to bins / 4"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; ++b) atomicAdd(&image_counts[b], block_counts[b]);"), FAIL,
+         "once a thread of the block: every thread adds the whole block's histogram", name="every thread adds every bin"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; b++) { atomicAdd(image_counts + b, block_counts[b]); }"), FAIL,
+         "every thread adds the whole block's histogram", name="every thread adds every bin, written otherwise"),
+    Case("synthesis 7", (_FLUSH, _FLUSH.replace("b += blockDim.x", "++b")), FAIL, "added to global memory by several threads.*"
+         "bin 1 2 times", name="the bins added from threadIdx.x by 1"),
+    Case("synthesis 7", (_FLUSH, "for (int b = 0; b < bins; ++b) atomicAdd(&counts[blockIdx.y * bins + b], block_counts[b]);"),
+         FAIL, "every thread adds the whole block's histogram", name="every thread adds every bin, into counts"),
+    Case("synthesis 7", (_FLUSH, "for (int b = threadIdx.x; b < bins; b += blockDim.x) { const unsigned int c = block_counts"
+                         "[b]; if (c) atomicAdd(&image_counts[b], c); }"), PASS, "privatised", name="the non-zero bins added"),
+    Case("synthesis 7", (_ZERO, "int b = threadIdx.x;\n    while (b < bins) { block_counts[b] = 0u; b += blockDim.x; }\n"
+                         "    __syncthreads();"), PASS, "privatised", name="zeroed in a while loop"),
+    Case("synthesis 7", (_ZERO, "for (int b = 0; b < bins; ++b) block_counts[b] = 0;\n    __syncthreads();"), PASS,
+         "privatised", name="every thread zeroes every bin"),
+    Case("synthesis 7", (_FLUSH, "if (threadIdx.x == 0) for (int b = 0; b < bins; ++b) atomicAdd(&image_counts[b], "
+                         "block_counts[b]);"), PASS, "privatised", name="thread 0 adds every bin"),
+    Case("synthesis 7", (_FLUSH, _ONE_BIN_A_THREAD), FAIL, "one bin a thread", "gpu",
+         name="added one bin a thread, on a GPU of 256 threads a block"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;\n", "", "(a > b) == ascending", "a > b"), FAIL,
+         "ascending order, the direction ignored", name="always ascending, no direction"),
+    Case("synthesis 8", ("(a > b) == ascending", "a > b"), FAIL, "the direction ignored", name="the direction computed, unused"),
+    Case("synthesis 8", ("(i & k) == 0", "(i & 0) == 0"), FAIL, "the direction ignored", name="i & 0 for the direction"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[partner];\n"
+                         "        if ((a > b) == ascending) {\n            values[i] = b;\n            values[partner] = a;\n        }",
+                         "const float a = values[i], b = values[partner];\n        values[i] = fminf(a, b);\n"
+                         "        values[partner] = fmaxf(a, b);"), FAIL, "the direction ignored", name="fminf and fmaxf"),
+    Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(jax.vmap(one_pair, in_axes=(None, 0)), in_axes=(0, None))"), FAIL,
+         "every \\(F, k\\) combination, N x N runs", name="vmap over both axes nested: N x N"),
+    Case("jax 6", ("jax.jit(jax.vmap(one_pair))", "jax.jit(lambda f, k: jax.vmap(lambda a: jax.vmap(lambda b: one_pair(a, b))(k))(f))"),
+         FAIL, "every \\(F, k\\) combination", name="a vmap over the kills inside one over the feeds"),
+    Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(*(g.ravel() for g in jnp.meshgrid(jnp.asarray(feeds), "
+                   "jnp.asarray(kills))))"), FAIL, "every \\(F, k\\) combination", name="a meshgrid of the feeds and kills"),
+    Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
+                   "grid = jax.jit(jax.vmap(jax.vmap(one_pair, in_axes=(None, 0)), in_axes=(0, None)))(jnp.asarray(feeds), "
+                   "jnp.asarray(kills))\n    return grid[jnp.arange(len(feeds)), jnp.arange(len(feeds))]"), FAIL,
+         "every \\(F, k\\) combination", name="the diagonal of every combination"),
+    Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(jnp.repeat(jnp.asarray(feeds), len(kills)), "
+                   "jnp.tile(jnp.asarray(kills), len(feeds)))"), FAIL, "every \\(F, k\\) combination", name="repeat and tile"),
+    Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
+                   "return jax.jit(jax.vmap(one_pair))(*map(jnp.asarray, (feeds, kills)))"), PASS, "one vmap",
+         name="the arrays converted by map"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "_, frames = lax.scan(one_image, (u, v), None, length=nbimage - 1)\n    return jnp.concatenate([v[None], frames])"),
+         FAIL, "initial V: the first image is V after the first nbextrastep steps", name="nbimage - 1 scanned, the initial V first"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "_, frames = lax.scan(one_image, (u, v), None, length=nbimage - 1)\n    return jnp.vstack([v[jnp.newaxis], frames])"),
+         FAIL, "the initial state is not an image", name="nbimage - 1 scanned, stacked under the initial V"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return jnp.concatenate([v[None], frames])"),
+         FAIL, "one too many: image 0 is the initial V, but the first image is V after", name="nbimage scanned, the initial V first"),
+    Case("jax 5", ("return (u, v), v", "return (u, v), uv[1]"), FAIL, "initial state is not an image",
+         name="V stored before the image's steps"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames",
+                   "_, frames = lax.scan(one_image, (u, v), None, length=nbimage + 1)\n    return frames[:-1]"), PASS,
+         "one scan", name="one image more scanned, the last dropped"),
+    Case("cupy 7", (_SAVE_LOOP, _WRITER_AN_IMAGE + "        frames = FrameWriter(path, nbimage, rows, cols, simulation.params, "
+                    "nbextrastep, deflate=None)\n        with BackgroundWriter(frames) as writer:\n"
+                    "            writer.write(simulation.fetch_v())"), FAIL, "opens images.h5 4 times.*one writer for the whole run",
+         name="a writer an image, each closed"),
+    Case("cupy 7", (_SAVE_LOOP, "writers = []\n    " + _WRITER_AN_IMAGE + "        writers.append(BackgroundWriter(FrameWriter(path, "
+                    "nbimage, rows, cols, simulation.params, nbextrastep)))\n        writers[-1].write(simulation.fetch_v())\n"
+                    "    for writer in writers:\n        writer.close()"), FAIL, "opens images.h5 2 times.*one writer",
+         name="a writer an image, all open at once (h5py refuses the second)"),
+    Case("cupy 7", (_SAVE_LOOP, "import threading\n    def one(image):\n        with FrameWriter(path, nbimage, rows, cols, "
+                    "simulation.params, nbextrastep) as writer:\n            writer.write(image)\n    " + _WRITER_AN_IMAGE +
+                    "        thread = threading.Thread(target=one, args=(simulation.fetch_v(),))\n        thread.start()\n"
+                    "        thread.join()"), FAIL, "opens images.h5 4 times", name="a writer thread an image, each opening the file"),
+    Case("cupy 7", (_SAVE_LOOP, "frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep)\n    " +
+                    _WRITER_AN_IMAGE + "        with BackgroundWriter(frames) as writer:\n            writer.write(simulation.fetch_v())"),
+         FAIL, "makes 2 BackgroundWriters for one file.*one writer", name="one file, a BackgroundWriter an image"),
 ]

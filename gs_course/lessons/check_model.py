@@ -269,7 +269,8 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     if few is not None:
         _not_unrolled(few, program(3, 2), "images", "lax.scan over the images, one_image returning ((u, v), v)")
         _not_unrolled(few, program(2, 3), "steps of an image", "lax.fori_loop for the nbextrastep steps of one image")
-        if not any(e.primitive.name == "scan" and _makes_shape(e, (2, rows, cols)) for e in _equations(few.jaxpr)):
+        if not any(e.primitive.name == "scan" and any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
+                   for e in _equations(few.jaxpr)):  # 2 images stacked, or one less or more (the values say what)
             raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
                          "((u, v), v), then return the stacked images")
     got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
@@ -308,14 +309,21 @@ def _makes_shape(eqn, shape: tuple) -> bool:
     return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
 
 
+_INITIAL_IMAGE = ("the first image is V after the first nbextrastep steps (the initial state is not an image; store V "
+                  "after each image's steps)")
+
+
 def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
+    if got.shape == (nbimage + 1, rows, cols) and np.allclose(got[0], initial_state(rows, cols)[1]):
+        raise NotYet(f"your images have shape {got.shape}, one too many: image 0 is the initial V, but {_INITIAL_IMAGE}")
     if got.shape != (nbimage, rows, cols):
         raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
     for i in range(nbimage):
         steps = (i + 1) * nbextrastep
         u, v = reference_run(rows, cols, steps, PARAMS)
-        mistakes = [(reference_run(rows, cols, i * nbextrastep, PARAMS)[1],
-                     f"it is V after {i} x nbextrastep steps: image i holds V after (i + 1) x nbextrastep steps"),
+        earlier = f"it is V after {i} x nbextrastep steps" + (f", the initial V: {_INITIAL_IMAGE}" if i == 0 else
+                                                              ": image i holds V after (i + 1) x nbextrastep steps")
+        mistakes = [(reference_run(rows, cols, i * nbextrastep, PARAMS)[1], earlier),
                     (u, "it is U: store V")]
         mistakes += _per_array(_state_mistakes(rows, cols, steps), 1)
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes)
@@ -354,6 +362,15 @@ def _notebook_params_at(student, **changed):
         notebook["params"] = theirs
 
 
+def _combinations(shape: tuple, pairs: int, rows: int, cols: int) -> bool:
+    """Whether a batch of that shape holds every (F, k) combination of the pairs' values (N x N runs)."""
+    return tuple(shape) in ((pairs, pairs, rows, cols), (pairs * pairs, rows, cols))
+
+
+_COMBINATIONS = ("your batch runs every (F, k) combination, N x N runs for N pairs, not the N pairs (feeds[i], "
+                 "kills[i]), one run each: map both arrays together, one jax.vmap(one_pair) with in_axes=0 for both")
+
+
 def _run_without_dt(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarray:
     """V after `steps` steps of a step that multiplies no term by dt."""
     u, v = initial_state(rows, cols, np.float64)
@@ -376,12 +393,19 @@ def _batch(student, device_type, base: Parameters) -> None:
     if few is not None:
         _not_unrolled(few, program(3, 2), "pairs", "one pair's run, jax.vmap(one_pair)")
         _not_unrolled(few, program(2, 3), "steps", "lax.fori_loop for one pair's steps")
+        if any(_combinations(out.shape, 2, rows, cols) for out in few.out_avals):
+            raise NotYet(_COMBINATIONS)
         if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
                    for e in _equations(few.jaxpr)):
+            if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
+                   if hasattr(out, "aval")):  # every combination computed, then some of them kept
+                raise NotYet(_COMBINATIONS)
             raise NotYet("your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
     got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
                     "your batch", device_type)
+    if _combinations(got.shape, len(feeds), rows, cols):
+        raise NotYet(_COMBINATIONS)
     if got.shape != (len(feeds), rows, cols):
         raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
     for i, (f, k) in enumerate(zip(feeds, kills)):
@@ -467,6 +491,13 @@ _WRITE_ERRORS = (
 )
 
 
+_ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
+_OPENED_AGAIN = ("your function opens {name} {times} times (a FrameWriter an image): each opening erases the images "
+                 "written before, or fails while another writer holds the file open. " + _ONE_WRITER)
+_BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file: closing the first closes its FrameWriter's "
+                     "file, and the next ones write to a closed file. " + _ONE_WRITER)
+
+
 def saved_images(student, backend: str, overlapped: bool = False) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
@@ -478,8 +509,14 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
     simulation = create(backend, PARAMS, rows, cols)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "images.h5"
-        with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
-            student(simulation, path, nbimage, nbextrastep)
+        try:
+            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
+                student(simulation, path, nbimage, nbextrastep)
+        finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
+            if len(seen["frames"]) > 1:
+                raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
+            if len(seen["background"]) > 1:
+                raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
         if seen["alive"]:
             raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
                          "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")

@@ -16,7 +16,7 @@ import re
 import numpy as np
 
 from . import analysis, cuda_on_cpu
-from .analysis_inputs import batch, close, first_difference
+from .analysis_inputs import batch, close, first_difference, with_every_bin
 from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
 from ..backends import probe
 
@@ -38,19 +38,16 @@ def _first_hint(mistakes: list[tuple[bool, str]]) -> str | None:
 
 def _gpu():
     """CuPy where it runs on a GPU here, else None (silently: the caller says what it does instead)."""
-
     if not probe("cupy").ok:
         return None
     import cupy
-
     return cupy
 
 
 def _not_checked(what: str, as_text=()) -> None:
     """Where the kernel cannot run: the first mistake its code shows, else the line that says it
     was not checked (never a tick)."""
-    hint = _first_hint(as_text)
-    if hint:
+    if hint := _first_hint(as_text):
         raise NotYet(hint)
     print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler to run it on the CPU")
 
@@ -263,13 +260,104 @@ def _thread_loops(images: np.ndarray, blocks: int, threads: int):
         yield np.stack([np.bincount(b, weights=visits, minlength=analysis.BINS) for b in bins]).astype(np.int64), hint
 
 
+_SHARED = re.compile(r"__shared__[^;]*?(\w+)\s*\[")  # the name of each array in shared memory
+
+
 def _not_privatised(body: str) -> bool:
     """Whether an atomicAdd inside the loop over the cells adds to an array that is not __shared__."""
-    shared = set(re.findall(r"__shared__[^;]*?(\w+)\s*\[", body))
+    shared = set(_SHARED.findall(body))
     for found in re.finditer(r"atomicAdd\s*\(\s*&?\s*\(?\s*(\w+)", body):
         if found[1] not in shared and any("cells" in header for header in _governing(body, found.start())):
             return True
     return False
+
+
+def _phases(body: str) -> dict[str, list[int]]:
+    """Where `body` sets the block's histogram to 0 ("zero": shared[...] = 0), counts into it ("count": an
+    atomicAdd to a shared element), adds it to global memory ("flush": an atomicAdd of one); its barriers."""
+    names = "|".join(_SHARED.findall(body)) or r"(?!)"
+    return {"zero": [m.start() for m in re.finditer(rf"\b(?:{names})\s*\[[^\]]*\]\s*=\s*0", body)],
+            "count": [m.start() for m in re.finditer(rf"atomicAdd\s*\(\s*&?\s*\(?\s*(?:{names})\b", body)],
+            "flush": [m.start() for m in re.finditer(rf"atomicAdd\s*\([^,;]*,[^;]*\b(?:{names})\b", body)],
+            "barrier": [m.start() for m in re.finditer(r"__syncthreads\s*\(", body)]}
+
+
+def _missing_barrier(body: str) -> str | None:
+    """The hint of a __syncthreads() missing between two phases of the block's histogram (_phases)."""
+    at = _phases(body)
+    for before, after, hint in (
+            ("zero", "count", "no __syncthreads() between setting the block's histogram to 0 and counting into it: a thread "
+                              "may count into a bin that another thread has not yet set to 0 (or sets to 0 afterwards). "
+                              "Put __syncthreads() after the loop that sets the bins to 0"),
+            ("count", "flush", "no __syncthreads() between counting into the block's histogram and adding it to global "
+                               "memory: a thread may add a bin before the others have finished counting into it. Put "
+                               "__syncthreads() after the loop over the cells")):
+        if at[before] and at[after] and max(at[before]) < min(at[after]) and not any(
+                max(at[before]) < b < min(at[after]) for b in at["barrier"]):
+            return hint
+    return None
+
+
+_EVERY_BIN = "for (int b = threadIdx.x; b < bins; b += blockDim.x)"
+
+
+def _not_looped(body: str, phase: str) -> bool:
+    """Whether the block's histogram is set to 0 (or added to global memory) one bin a thread, with
+    no loop over the bins: the bins from blockDim.x on are then left out."""
+    return any(not any(re.search(r"\b(for|while|do)\b", h) for h in _governing(body, at)) for at in _phases(body)[phase])
+
+
+def _flushed_by_every_thread(body: str) -> bool:
+    """Whether every thread of a block adds the whole block's histogram to global memory: an addition
+    of a shared element under no condition on the thread's own values, nor in a loop that starts there."""
+    names = _thread_dependent(body)
+
+    def own(header: str) -> set[str]:  # a loop's own variable, assigned in every thread, is not the thread's own
+        loop = re.search(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=([^;]*);([^;]*)", header)
+        return set(re.findall(r"\w+", loop[2] + loop[3])) - {loop[1]} if loop else set(re.findall(r"\w+", header))
+
+    return any(not any(own(h) & names for h in _governing(body, at)) for at in _phases(body)["flush"])
+
+
+def _bins_added_again(got: np.ndarray, want: np.ndarray, threads: int, body: str) -> str | None:
+    """The hint where each bin reaches global memory a whole number of times, the same in every image and
+    not everywhere the same (or blockDim.x times, every thread adding every bin): added by several threads."""
+    times = got // np.maximum(want, 1)
+    if not (np.array_equal(got, want * times) and (times == times[0]).all() and (times > 1).any()
+            and (times <= threads).all()):  # more: counted on from what shared memory held
+        return None
+    if (times == threads).all() and _flushed_by_every_thread(body):
+        return (f"each image counted {threads} times, once a thread of the block: every thread adds the whole block's "
+                f"histogram to global memory. Share the bins among the threads, {_EVERY_BIN}, each adding its own once")
+    if not (times == times[0, 0]).all():
+        b = int(np.argmax(times[0] > 1))
+        return (f"bins are added to global memory by several threads of a block (bin {b} {times[0, b]} times): each bin "
+                f"must be added by one thread, {_EVERY_BIN}")
+    return None
+
+
+def _bins_named(bins: np.ndarray, threads: int) -> str:
+    if bins.tolist() == list(range(threads, analysis.BINS)):
+        return f"bins {threads} to {analysis.BINS - 1} (from blockDim.x = {threads} on)"
+    if bins.size in (1, analysis.BINS) or bins.tolist() != list(range(bins[0], bins[-1] + 1)):
+        return {1: f"bin {bins[0]}", analysis.BINS: "every bin"}.get(bins.size, f"{bins.size} bins")
+    return f"bins {bins[0]} to {bins[-1]}"
+
+
+def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | None:
+    """The hint where some bins, the same in every image, are never set to 0 (each counts on from what
+    shared memory held: too many, on a GPU not the same number everywhere) or never added to global memory (0)."""
+    wrong = got != want
+    if not wrong.any() or not (wrong == wrong[0]).all():
+        return None
+    which = np.flatnonzero(wrong[0])
+    if (got[:, which] == 0).all():
+        return (f"{_bins_named(which, threads)}: never added to global memory (0 in every image's histogram). Add "
+                f"every bin however many threads, {_EVERY_BIN} atomicAdd(&image_counts[b], block_counts[b])")
+    if (got[:, which] > want[:, which]).all() and which.size < analysis.BINS:  # all of them: "more counts than cells"
+        return (f"{_bins_named(which, threads)}: never set to 0, so they count on from what shared memory held: set "
+                f"the block's histogram to 0, every bin however many threads, {_EVERY_BIN} block_counts[b] = 0")
+    return None
 
 
 def histogram_kernel(body: str):
@@ -287,15 +375,18 @@ def histogram_kernel(body: str):
                                       "and the block's counts to the image's (other threads add at the same time)"),
         (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
                                           "before it is added to global memory"),
+        (_not_looped(body, "zero") or _not_looped(body, "flush"),
+         f"one bin a thread (block_counts[threadIdx.x]) leaves out the bins from blockDim.x on when there are more bins "
+         f"than threads: loop over the bins, {_EVERY_BIN}"),
         (re.search(r"\]\s*=\s*0", body) is None, "set the block's histogram to 0 first (block_counts[b] = 0 for "
                                                  "each bin): shared memory starts with whatever an earlier kernel "
                                                  "left there"),
     ]
-    if divergent_barrier(body):
-        raise NotYet(_DIVERGENT)
+    if barrier := _DIVERGENT if divergent_barrier(body) else _missing_barrier(body):  # read from the code
+        raise NotYet(barrier)
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
-        images = batch(images=3, grid=(301, 419))  # 64 blocks of 256 threads per image, each thread several cells
+        images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
         try:
             got, kernel = _histograms_on_gpu(cupy, body, images)
         except NotYet as err:  # a fault on the GPU says where, not what: the CPU's run below may name it
@@ -308,18 +399,22 @@ def histogram_kernel(body: str):
     if cupy is None:
         if cuda_on_cpu.compiler() is None:
             return _not_checked("your histogram kernel", as_text)
-        images = batch(images=2, grid=(37, 53))
+        images = with_every_bin(batch(images=2, grid=(37, 53)))
         got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    if added_again := _bins_added_again(got, want, threads, body):
+        raise NotYet(added_again)
     for counts, hint in _thread_loops(images, blocks, threads):
         if np.array_equal(got, counts):
             raise NotYet(hint)
+    if left_out := _bins_left_out(got, want, threads):
+        raise NotYet(left_out)
     tops = (images == 1).sum(axis=(1, 2))
-    if np.array_equal(got.sum(axis=1) + tops, np.full(len(images), cells)) and tops.any():
+    if np.array_equal(got, want - np.outer(tops, np.arange(analysis.BINS) == analysis.BINS - 1)) and tops.any():
         raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
                      "min((int)(v * bins), bins - 1)")
     if np.any(got.sum(axis=1) > cells):
@@ -337,8 +432,7 @@ def histogram_kernel(body: str):
     if "__shared__" not in body:
         raise NotYet("right counts, with every thread adding to global memory: that is the first kernel. Count "
                      "into a histogram of the block in shared memory (extern __shared__), then add it once")
-    hint = _first_hint(as_text)  # a race can give the right counts by luck
-    if hint:
+    if hint := _first_hint(as_text):  # a race can give the right counts by luck
         raise NotYet(hint)
     where = "" if cupy is not None else f" (run on the CPU, {_CPU_THREADS} threads a block)"
     ok(f"histogram kernel: right on {len(images)} images of {cells:,} cells{where}, privatised in shared memory")
@@ -346,9 +440,8 @@ def histogram_kernel(body: str):
 
 
 def _poison_shared_memory(cupy) -> None:
-    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared
-    between kernels, so a kernel that never zeroes its block's histogram then shows it at once,
-    instead of only after some other kernel has left something there."""
+    """Fill every multiprocessor's shared memory with nonzero counts. Shared memory is not cleared between
+    kernels: a kernel that never zeroes its histogram shows it at once, not only after another kernel."""
     kernel = cupy.RawKernel(r"""extern "C" __global__ void poison(int bins) {
         extern __shared__ unsigned int junk[];
         for (int b = threadIdx.x; b < bins; b += blockDim.x) junk[b] = 7u;
@@ -444,17 +537,18 @@ _WRONG_DIRECTIONS = (
     (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
     (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
     (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
-     f"every pair is put in ascending order: {_DIRECTION}, so that the halves merged next are one ascending, one "
-     "descending"),
+     f"every pair is put in ascending order, the direction ignored (every subsequence sorted the same way): {_DIRECTION}, "
+     "so that the halves merged next are one ascending, one descending"),
 )
 
 
 def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | None:
     """The hint of the wrong direction whose sort gives `got`; where several give it, the one the
-    code (spaces removed) is written with."""
+    code (spaces removed) is written with, else the last (the direction ignored, where it is one:
+    under partner > i, (i & j) == 0 is always true)."""
     found = [(written, hint) for direction, written, hint in _WRONG_DIRECTIONS
              if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size])]
-    return next((hint for written, hint in found if re.search(written, code)), found[0][1] if found else None)
+    return next((hint for written, hint in found if re.search(written, code)), found[-1][1] if found else None)
 
 
 def bitonic_step(body: str):
