@@ -212,6 +212,14 @@ for halo in (2, 4, 8):
         step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --free-gb "$free" \
           --out "$out/small-gpu-${free}gb" 3 2 1 4
       done ;;
+    last)  # what 'final' had left when its host was given back: the instructor check, then 16 students
+      # on the cuPyNumeric notebook alone, then on the four
+      wait_for_cupynumeric 300
+      step 300 0 check python3 -m gs_course.cli instructor-check --out "$out/check" 3 2 1 4
+      step 200 0 classroom-cupynumeric python3 -m gs_course.cli instructor-check --students 16 --stagger 2 \
+        --timeout 120 --alone "$out/check/instructor-check.json" --out "$out/classroom-cupynumeric" 2
+      step 600 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 2 \
+        --timeout 120 --alone "$out/check/instructor-check.json" --out "$out/classroom" 3 2 1 4 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }

@@ -67,6 +67,11 @@ def _gpu_count() -> int:
     return get_machine().count(TaskTarget.GPU)
 
 
+def _processors() -> int:
+    """The processors Legate splits an array over: its GPUs where it has any, else its CPUs."""
+    return _gpu_count() or get_machine().count(TaskTarget.CPU)
+
+
 def probe() -> Probe:
     version = cupynumeric.__version__
     if _gpu_count():
@@ -265,14 +270,25 @@ class CupynumericTask(Simulation):
         while steps:
             now = min(steps, self.steps_per_task)
             out = cupynumeric.empty_like(self._uv)
-            # Without this hint Legate builds each piece's grown instance bit by bit as it meets
-            # the pieces; split on 2 or 3 CPU processors, 2 to 8 % of runs then read a wrong halo
-            # (tests/test_cupynumeric_pieces.py). With it: none in 440 runs.
-            grow = (0, self.steps_per_task, self.steps_per_task)
-            get_legate_runtime().prefetch_bloated_instances(as_logical_array(self._uv).data, grow, grow)
+            if _processors() > 1:
+                self._prefetch_halos()
             run(self._uv, out, now, p.du, p.dv, p.feed, p.kill, p.dt)
             self._uv = out
             steps -= now
+
+    def _prefetch_halos(self) -> None:
+        """Where the grid is split in pieces: without this hint Legate builds each piece's grown
+        instance bit by bit as it meets the pieces; split on 2 or 3 CPU processors, 2 to 8 % of
+        runs then read a wrong halo (tests/test_cupynumeric_pieces.py); with it, none in 440 runs.
+
+        The prefetch blocks without letting go of Python's lock, and the task before it, a Python
+        function, needs that lock to finish: on the H200 the benchmark's loop of tasks hung so,
+        the prefetch waiting for the task and the task for the lock (one run in two of the
+        cuPyNumeric notebook). The blocking fence first lets every task issued finish (it waits
+        with the lock released). One processor has one piece, no halo: no prefetch at all."""
+        get_legate_runtime().issue_execution_fence(block=True)
+        grow = (0, self.steps_per_task, self.steps_per_task)
+        get_legate_runtime().prefetch_bloated_instances(as_logical_array(self._uv).data, grow, grow)
 
     def fetch(self) -> tuple[np.ndarray, np.ndarray]:
         both = np.asarray(self._uv)
