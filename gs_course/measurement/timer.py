@@ -229,16 +229,12 @@ class JaxTimer(Timer):
 
 
 class LegateTimer(Timer):
-    """cuPyNumeric: Legate runs calls as deferred tasks. A simulation waits for its own arrays
-    (a value read back: the tasks that make it have finished); anything else waits at a blocking
-    execution fence, every task issued so far."""
+    """cuPyNumeric: Legate runs calls as deferred tasks; the wait is a blocking execution fence,
+    every task issued so far (a simulation's own wait is the same fence)."""
 
     library = "cupynumeric"
 
     def wait(self, on=None) -> None:
-        if hasattr(on, "synchronize"):
-            on.synchronize()
-            return
         from legate.core import get_legate_runtime
 
         get_legate_runtime().issue_execution_fence(block=True)
