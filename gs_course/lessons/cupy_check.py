@@ -16,7 +16,7 @@ import time
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid, _refuse_the_placeholder, compare, ok, trial_in_a_child
-from . import cuda_on_cpu
+from . import cuda_on_cpu, kernel_mistakes
 from .check_model import step
 from ..model import initial_state, reference_step
 from ..backends import probe
@@ -157,10 +157,11 @@ def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if hint := kernel_mistakes.declared_again(body, "elementwise"):
+        raise NotYet(hint)
     if _on_the_cpu():
-        step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, v_next, "
-                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray,
-             writes="kernel")
+        _checked_step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, "
+                                "v_next, rows * cols)", (body, "elementwise"), laplacian), None, np.asarray)
         return None
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
@@ -172,10 +173,12 @@ def elementwise_update(body: str, laplacian):
     def fused_step(u, v, p):
         u_next, v_next = cupy.full_like(u, np.nan), cupy.full_like(v, np.nan)  # unwritten cells stay NaN
         kernel(u, v, laplacian(u), laplacian(v), *scalars(p, *u.shape)[2:], u_next, v_next)  # no rows, cols
+        with _checkers_own_copies():
+            _named_mistake(body, "elementwise", p, *(a.get() for a in (u, v, u_next, v_next)))
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray, writes="kernel")
+        _checked_step(fused_step, cupy.ndarray, cupy.asarray)
     return kernel
 
 
@@ -200,11 +203,26 @@ def _on_the_cpu() -> bool:
     return not probe("cupy").ok and cuda_on_cpu.compiler() is not None
 
 
-def _cpu_step(kernel: str, call: str, laplacian=None):
+def _checked_step(one_step, device_type, to_device) -> None:
+    """`check_model.step` of the kernel's step, after a first step on a grid of more rows than
+    columns whose mistakes are named: the grid `step` draws may have as many rows as columns, where
+    a row stride of rows for cols, or an index transposed, gives the right values."""
+    u, v = (np.random.default_rng().random((53, 37), dtype=np.float32) for _ in range(2))
+    one_step(to_device(u), to_device(v), PARAMS)
+    step(one_step, device_type=device_type, to_device=to_device, writes="kernel")
+
+
+def _named_mistake(body: str, kind: str, p, u, v, u_next, v_next) -> None:
+    """Where the kernel's step (u, v) -> (u_next, v_next) is one of a kernel's usual mistakes, its hint."""
+    if hint := kernel_mistakes.step_mistake(body, kind, u, v, p, (u_next, v_next)):
+        raise NotYet(hint if hint.startswith("your ") else f"your step is off: {hint}")
+
+
+def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
     """A step (u, v, p) -> (u_next, v_next) that runs `kernel` on the CPU through `call` (C++ in
     main, where rows, cols and SCALARS, the parameters, are known; lu and lv are `laplacian`'s),
-    for `check_model.step` to check. Reads outside the arrays show as huge values (the guard
-    zones hold 1e20), writes as writes outside."""
+    for `check_model.step` to check; `student` (the body, its kind) names a usual mistake. Reads
+    outside the arrays show as huge values (the guard zones hold 1e20), writes as writes outside."""
     def one_step(u, v, p):
         rows, cols = u.shape
         scalars = ", ".join(f"(float) {getattr(p, name)!r}" for name in ("du", "dv", "feed", "kill", "dt"))
@@ -213,6 +231,7 @@ def _cpu_step(kernel: str, call: str, laplacian=None):
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
         got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5)[0]  # a step takes milliseconds
+        _named_mistake(*student, p, u, v, got["u_next"], got["v_next"])
         if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
             raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
                          "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
@@ -242,14 +261,16 @@ def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if hint := kernel_mistakes.declared_again(body, "raw"):
+        raise NotYet(hint)
     if re.search(r"__syncthreads\s*\(", body):
         raise NotYet("a __syncthreads() after the kernel's first lines have returned the threads outside the grid "
                      "(if (row >= rows || col >= cols) return;): those threads never reach it, and CUDA leaves "
                      "that undefined. This kernel needs no barrier: each thread reads u and v and writes its own cell")
     if _on_the_cpu():
-        step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
-                       "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),
-             device_type=None, to_device=np.asarray, writes="kernel")
+        _checked_step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), "
+                                "dim3(16, 8), false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })",
+                                (body, "raw")), None, np.asarray)
         return None
     cupy = _gpu_cupy("your RawKernel")
     if cupy is None:
@@ -277,6 +298,7 @@ def step_kernel(body: str):
             if _outside_touched(cupy, guards + [(buffer, inside, np.nan) for _, buffer, inside in outputs]):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
+            _named_mistake(body, "raw", p, u.get(), v.get(), *got)
         if any((np.abs(g) > 1e15).any() for g in got):  # NaN compares False: unwritten cells are not counted
             raise NotYet("your kernel reads outside its arrays at the border: cells at the border have fewer "
                          "neighbours; keep the window inside the grid (r from max(row - 1, 0) to min(row + 1, rows - 1), "
@@ -284,7 +306,7 @@ def step_kernel(body: str):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(one_step, device_type=cupy.ndarray, to_device=to_device, writes="kernel")
+        _checked_step(one_step, cupy.ndarray, to_device)
     return launch
 
 
