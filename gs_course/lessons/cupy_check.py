@@ -36,14 +36,19 @@ def _blocks(n: int, per_block: int) -> int:
     return -(-n // per_block)
 
 
-def _as_pair(value, what: str) -> tuple[int, int]:
+def _dims(value, what: str) -> tuple[int, int, int]:
+    """`value`, a grid or a block, as a CUDA launch takes it: CuPy's takes a tuple of one to three
+    whole numbers, the missing ones 1."""
+    if isinstance(value, list):
+        raise NotYet(f"your {what} is a list, {value!r}: a kernel launch takes a tuple, (x, y)")
     try:
-        pair = tuple(int(x) for x in value)
+        dims = tuple(int(x) for x in value) if isinstance(value, tuple) else ()
     except (TypeError, ValueError):
-        pair = ()
-    if len(pair) != 2:
-        raise NotYet(f"your {what} is {value!r}: give two whole numbers, along columns (x) then along rows (y)")
-    return pair
+        dims = ()
+    if not 1 <= len(dims) <= 3:
+        raise NotYet(f"your {what} is {value!r}: give two whole numbers, along columns (x) then along rows (y)"
+                     " (a third, z, is 1)")
+    return (dims + (1, 1))[:3]
 
 
 def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, got) -> str | None:
@@ -52,11 +57,15 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
         return f"return a pair (grid, block), each two numbers; got {got!r}"
     floats = [n for part in got for n in part if not isinstance(n, (int, np.integer)) or isinstance(n, bool)]
     if floats:
-        return (f"your launch has {floats[0]!r} where CUDA counts blocks and threads in whole numbers: a kernel "
+        return (f"your launch has {floats[0]} where CUDA counts blocks and threads in whole numbers: a kernel "
                 "launch takes integers (np.ceil gives floats: round up in integers, -(-n // per_block))")
-    grid, got_block = _as_pair(got[0], "grid"), _as_pair(got[1], "block")
-    if got_block != block:
-        return f"your block is {got_block}: a block's threads are given ({block}), return them unchanged"
+    (*grid, depth), got_block = _dims(got[0], "grid"), _dims(got[1], "block")
+    grid = tuple(grid)
+    if got_block != (*block, 1):
+        return f"your block is {got[1]}: a block's threads are given ({block}), return them unchanged"
+    if depth != 1:
+        return (f"your grid {got[0]} has {depth} layers of blocks along z: the strip kernel does not use blockIdx.z, so "
+                f"each layer computes the same cells again; z is 1 (or leave it out)")
     want = (_blocks(cols, block[0]), _blocks(rows, block[1] * strip_rows))
     if grid == want:
         return None
