@@ -567,6 +567,10 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("cupy 3", ("float uvv = u * v * v;\nu_next = u + dt * (du * lu - uvv + feed * (1.0f - u));\nv_next = v + dt * (dv * lv + uvv - (feed + kill) * v);",
                     "const float r = u * v * v;\nv_next = v + dt * (dv * lv + r - (feed + kill) * v);\nu_next = u + dt * (du * lu - r + feed * (1.0f - u));"),
          PASS, "step: right", name="V's update first, both from the old values"),
+    Case("cupy 3", ("u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));\nv_next = v + dt * (dv * lv + uvv",
+                    "const float un = u + dt * (du * lu - uvv + feed * (1.0f - u));\nu_next = un;\n"
+                    "v_next = v + dt * (dv * lv + un * v * v"), FAIL, "V's update uses the new U",
+         name="V's update from the new U, kept in a local"),
     Case("cupy 3", ("float uvv = u * v * v;", "int uvv = u * v * v;"), FAIL, "uvv is int: .*declare it float",
          name="uvv an int"),
     Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u_next * v * v;"), FAIL, "reads u_next before writing it",

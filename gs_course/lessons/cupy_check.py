@@ -143,9 +143,9 @@ _OUTSIDE = np.float32(1e20)
 
 def _guarded(cupy, a: np.ndarray, fill):
     """A device copy of `a` inside a larger buffer whose rest holds `fill`: (the copy, the buffer,
-    the slice of the buffer that is the copy). A window read one row or column outside the copy
-    stays inside the buffer."""
-    margin = 2 * a.shape[1] + 64
+    the slice of the buffer that is the copy). A window read one row or column outside the copy,
+    or a wrong row stride's read, stays inside the buffer."""
+    margin = 2 * a.size + 64  # a row stride or an index transposed reads up to about 2 arrays past the end
     buffer = cupy.full(a.size + 2 * margin, fill, dtype=np.float32)
     inside = slice(margin, margin + a.size)
     view = buffer[inside].reshape(a.shape)
@@ -258,9 +258,10 @@ def _trial(body: str) -> None:
 
     try:
         kernel = cupy.RawKernel(STEP_KERNEL.replace("BODY", body), "step")
-        u, v = initial_state(33, 47)
-        arrays = [_guarded(cupy, a, _OUTSIDE)[0] for a in (u, v, u, v)]  # as the notebook's check: a step
-        launch_step(*arrays, scalars(PARAMS, 33, 47), kernel)  # outside by one row is told there, not here
+        for rows, cols in ((33, 47), (53, 37)):  # as the notebook's checks: steps on grids wide and tall
+            u, v = initial_state(rows, cols)
+            arrays = [_guarded(cupy, a, _OUTSIDE)[0] for a in (u, v, u, v)]
+            launch_step(*arrays, scalars(PARAMS, rows, cols), kernel)  # outside by one row is told there, not here
     except cupy.cuda.compiler.CompileException:
         return  # the notebook's process reports it, with the compiler's lines
     cupy.cuda.Device().synchronize()
