@@ -195,6 +195,11 @@ _WRONG_INDICES = (
      "your index is transposed (c * rows + r): the cell (r, c) is u[r * cols + c], row r times the row's length plus c"),
     (lambda r, c, row, col, rows, cols: c * cols + r,
      "your index is transposed (c * cols + r): the cell (r, c) is u[r * cols + c], row r times the row's length plus c"),
+    (lambda r, c, row, col, rows, cols: row * cols + col + (r - row) * rows + (c - col),
+     "a row is cols cells long: the neighbour (r, c) is cell + (r - row) * cols + (c - col), not (r - row) * rows"),
+    (lambda r, c, row, col, rows, cols: row * cols + col + (c - col) * cols + (r - row),
+     "your index is transposed: the neighbour (r, c) is cell + (r - row) * cols + (c - col), the row's offset "
+     "times the row's length plus the column's"),
     (lambda r, c, row, col, rows, cols: row * cols + c,
      "your index uses row where the window's r belongs: the neighbour is u[r * cols + c]"),
     (lambda r, c, row, col, rows, cols: r * cols + col,
@@ -269,7 +274,11 @@ def _matches(got, model, outside, want) -> bool:
     if inside.mean() < 0.25:  # an index transposed reads outside the array for most cells of a wide grid
         return False
     if all(np.allclose(m[inside], w[inside], rtol=0, atol=1e-5) for m, w in zip(model, want)):
-        return False  # the mistake shows only where it reads outside: the read outside is the hint
+        # The mistake shows only where it reads outside: the kernel's values are huge exactly there (what
+        # fills the memory around the arrays), and right elsewhere.
+        huge = np.maximum(*(np.abs(np.nan_to_num(g)) for g in got)) > 1e15
+        return bool(outside.any() and huge[outside].all() and not huge[inside].any()) and all(
+            np.allclose(g[inside], w[inside], rtol=0, atol=1e-4) for g, w in zip(got, want))
     return all(np.allclose(g[inside], m[inside], rtol=1e-5, atol=1e-4) for g, m in zip(got, model))
 
 
