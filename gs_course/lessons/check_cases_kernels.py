@@ -8,6 +8,17 @@ from __future__ import annotations
 
 from .check_answers import FAIL, PASS, Case
 
+
+
+def _guarded_window(beyond: str) -> tuple[str, str]:
+    """The step kernel's window loops unclamped, each neighbour outside the grid skipped by an if
+    (r `beyond` rows: one outside)."""
+    return ("for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {\n"
+            "        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {",
+            "for (int r = row - 1; r <= row + 1; ++r) {\n        for (int c = col - 1; c <= col + 1; ++c) {\n"
+            f"            if (r < 0 || r {beyond} rows || c < 0 || c >= cols) continue;")
+
+
 KERNEL_CASES = [
     Case("cupy 3", ("float uvv = u * v * v;\nu_next = u + dt * (du * lu - uvv + feed * (1.0f - u));",
                     "float uvv = u * v * v;\nfloat du = du * lu - uvv + feed * (1.0f - u);\nu_next = u + dt * du;"),
@@ -95,13 +106,9 @@ KERNEL_CASES = [
                     "v[cell + (r - row) * cols + c - col]"), PASS, "step: right", name="the neighbour relative to cell"),
     Case("cupy 4", ("r <= min(row + 1, rows - 1)", "r <= min(row + 1, rows)"), FAIL,
          "off by one: min\\(row \\+ 1, rows\\) is outside the grid", name="the window's last row min(row + 1, rows)"),
-    Case("cupy 4", ("for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {\n        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {",
-                    "for (int r = row - 1; r <= row + 1; ++r) {\n        for (int c = col - 1; c <= col + 1; ++c) {\n"
-                    "            if (r < 0 || r > rows || c < 0 || c >= cols) continue;"), FAIL, "off by one",
+    Case("cupy 4", _guarded_window(">"), FAIL, "off by one",
          name="the window guarded by r > rows"),
-    Case("cupy 4", ("for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {\n        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {",
-                    "for (int r = row - 1; r <= row + 1; ++r) {\n        for (int c = col - 1; c <= col + 1; ++c) {\n"
-                    "            if (r < 0 || r >= rows || c < 0 || c >= cols) continue;"), PASS, "step: right",
+    Case("cupy 4", _guarded_window(">="), PASS, "step: right",
          name="the window guarded by an if"),
     Case("cupy 4", ("float lu = 0.0f, lv = 0.0f;", "unsigned int lu = 0u;\n    float lv = 0.0f;"), FAIL,
          "lu is unsigned int: .*declare it float", name="an unsigned accumulator"),
