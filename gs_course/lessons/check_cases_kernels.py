@@ -97,6 +97,8 @@ KERNEL_CASES = [
     Case("cupy 4", ("lu += u[r * cols + c] - uc;", "{ float du = du; lu += u[r * cols + c] - uc; }"), FAIL,
          "`float du` declares a new du that hides the kernel's input du, and is initialised from itself",
          name="du declared again in the window's loop"),
+    Case("cupy 3", ("float uvv = u * v * v;", "int i = blockIdx.x * blockDim.x + threadIdx.x;\nfloat uvv = u * v * v;"), FAIL,
+         "`int i` declares i again: CuPy runs the body once for each cell", name="the cell's index computed as in a RawKernel"),
     Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * v; // float du = 2;\n/* double dt = 1; */ float du_ = du;"),
          PASS, "step: right", name="declarations in comments, a name like du's"),
     Case("cupy 4", ("u[r * cols + c]", "u[cell + (r - row) * rows + (c - col)]", "v[r * cols + c]",

@@ -22,7 +22,7 @@ from ..model import laplacian as reference_laplacian, reference_step, updated
 #: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
 PARAMETERS = {
     "elementwise": {**dict.fromkeys(("u", "v", "lu", "lv", "du", "dv", "feed", "kill", "dt"), "input"),
-                    **dict.fromkeys(("u_next", "v_next"), "output")},
+                    **dict.fromkeys(("u_next", "v_next"), "output"), "i": "index"},
     "raw": {**dict.fromkeys(("u", "v", "rows", "cols", "du", "dv", "feed", "kill", "dt"), "input"),
             **dict.fromkeys(("u_next", "v_next"), "output"), **dict.fromkeys(("row", "col", "cell"), "index")},
 }
@@ -81,8 +81,10 @@ def declared_again(body: str, kind: str) -> str | None:
             return (f"{declared} declares a new local that hides the output {name}, so the output is never written: "
                     f"assign it without a type ({name} = ...)")
         if names[name] == "index":
-            return (f"{declared} declares {name} again: the kernel's first lines compute row, col and cell; use them "
-                    "as they are")
+            return (f"{declared} declares {name} again: " + (
+                "the kernel's first lines compute row, col and cell; use them as they are" if kind == "raw" else
+                "CuPy runs the body once for each cell, i its index, and u, v, lu and lv are that cell's values "
+                "(write u, not u[i])"))
         if re.search(rf"\b{name}\b", initialiser):
             return (f"{declared} declares a new {name} that hides the kernel's input {name}, and is initialised from "
                     f"itself (a value never set): give your variable another name")
