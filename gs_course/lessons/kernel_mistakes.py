@@ -27,9 +27,8 @@ PARAMETERS = {
             **dict.fromkeys(("u_next", "v_next"), "output"), **dict.fromkeys(("row", "col", "cell"), "index")},
 }
 _FLOATS = {"u", "v", "lu", "lv", "du", "dv", "feed", "kill", "dt", "u_next", "v_next"}
-_INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "char", "bool", "size_t", "int32_t", "int64_t",
-                  "uint32_t", "uint64_t"}
-_TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "half", "auto"}
+_INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t"}
+_TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "half", "auto", "bool", "char"}
 _QUALIFIERS = {"const", "static", "register", "volatile"}
 _DECLARATION = re.compile(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|static|register|volatile)\s+)*)((?:(?:%s)\b\s*)+)[*&\s]*"
                           r"(?=[A-Za-z_])" % "|".join(sorted(_TYPE_WORDS)))
@@ -105,7 +104,7 @@ def _integer_holding_a_float(code: str) -> str | None:
     """The hint for a variable of an integer type given a float value (an accumulator of int summing cells)."""
     declared = list(_declarations(code))
     integer = [set(words) - _QUALIFIERS <= _INTEGER_WORDS for words, *_ in declared]
-    floats = set(_FLOATS) | {name for (_, name, _, _), whole in zip(declared, integer) if not whole}
+    floats = set(_FLOATS) | {name for words, name, _, _ in declared if set(words) & {"float", "double", "half", "auto"}}
     integers = {name: " ".join(w for w in words if w not in _QUALIFIERS)
                 for (words, name, _, _), whole in zip(declared, integer) if whole}
     values = [(name, initialiser) for words, name, initialiser, _ in declared if name in integers]
