@@ -1,6 +1,7 @@
 """Checkers of the CuPy tutorial's kernels and copies (the notebook calls most of them through
-`gs_course.lessons.checkers`): the ElementwiseKernel of the update and the RawKernel of a step, each tried in a
-child process first and checked as a step; the pinned fetch, its copy queued on `stream`; and the
+`gs_course.lessons.checkers`): the ElementwiseKernel of the update and the RawKernel of a step,
+each tried in a child process first and checked as a step, its usual mistakes named
+(`gs_course.lessons.kernel_mistakes`); the pinned fetch, its copy queued on `stream`; and the
 launch configuration of the strip kernel (`strip_launch`), whose arithmetic is checked anywhere (it
 is plain Python), then, where CuPy finds a GPU, run with the course's strip kernel.
 
@@ -251,7 +252,7 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
 
 
 def _trial(body: str) -> None:
-    """The child's side of `trial_in_a_child`: one step on a small grid, no checking."""
+    """The child's side of `trial_in_a_child`: a step on each of two small grids, no checking."""
     import cupy
 
     from ..backends.cuda_steps import launch_step, scalars
