@@ -7,6 +7,7 @@ class types is a new line here.
 from __future__ import annotations
 
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
+from .check_cases_kernels import KERNEL_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
@@ -511,4 +512,6 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("cupy 7", (_SAVE_LOOP, "frames = FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep)\n    " +
                     _WRITER_AN_IMAGE + "        with BackgroundWriter(frames) as writer:\n            writer.write(simulation.fetch_v())"),
          FAIL, "makes 2 BackgroundWriters for one file.*one writer", name="one file, a BackgroundWriter an image"),
+    # --- playtest 3: the CuPy kernels
+    *KERNEL_CASES,
 ]

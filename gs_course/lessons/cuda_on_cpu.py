@@ -25,8 +25,9 @@ import numpy as np
 
 from .check_core import NotYet, compile_hint, endless_loop
 
-#: Elements of guard zone on each side of every array.
-GUARD = 1024
+#: Elements of guard zone on each side of every array: a step kernel's row stride of rows for
+#: cols, or its index transposed, reads up to a few thousand elements past the end of a checker's grid.
+GUARD = 16384
 
 PRELUDE = r"""
 #include <math.h>

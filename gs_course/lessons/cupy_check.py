@@ -1,6 +1,7 @@
 """Checkers of the CuPy tutorial's kernels and copies (the notebook calls most of them through
-`gs_course.lessons.checkers`): the ElementwiseKernel of the update and the RawKernel of a step, each tried in a
-child process first and checked as a step; the pinned fetch, its copy queued on `stream`; and the
+`gs_course.lessons.checkers`): the ElementwiseKernel of the update and the RawKernel of a step,
+each tried in a child process first and checked as a step, its usual mistakes named
+(`gs_course.lessons.kernel_mistakes`); the pinned fetch, its copy queued on `stream`; and the
 launch configuration of the strip kernel (`strip_launch`), whose arithmetic is checked anywhere (it
 is plain Python), then, where CuPy finds a GPU, run with the course's strip kernel.
 
@@ -16,7 +17,7 @@ import time
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid, _refuse_the_placeholder, compare, ok, trial_in_a_child
-from . import cuda_on_cpu
+from . import cuda_on_cpu, kernel_mistakes
 from .check_model import step
 from ..model import initial_state, reference_step
 from ..backends import probe
@@ -36,14 +37,19 @@ def _blocks(n: int, per_block: int) -> int:
     return -(-n // per_block)
 
 
-def _as_pair(value, what: str) -> tuple[int, int]:
+def _dims(value, what: str) -> tuple[int, int, int]:
+    """`value`, a grid or a block, as a CUDA launch takes it: CuPy's takes a tuple of one to three
+    whole numbers, the missing ones 1."""
+    if isinstance(value, list):
+        raise NotYet(f"your {what} is a list, {value!r}: a kernel launch takes a tuple, (x, y)")
     try:
-        pair = tuple(int(x) for x in value)
+        dims = tuple(int(x) for x in value) if isinstance(value, tuple) else ()
     except (TypeError, ValueError):
-        pair = ()
-    if len(pair) != 2:
-        raise NotYet(f"your {what} is {value!r}: give two whole numbers, along columns (x) then along rows (y)")
-    return pair
+        dims = ()
+    if not 1 <= len(dims) <= 3:
+        raise NotYet(f"your {what} is {value!r}: give two whole numbers, along columns (x) then along rows (y)"
+                     " (a third, z, is 1)")
+    return (dims + (1, 1))[:3]
 
 
 def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, got) -> str | None:
@@ -52,11 +58,15 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
         return f"return a pair (grid, block), each two numbers; got {got!r}"
     floats = [n for part in got for n in part if not isinstance(n, (int, np.integer)) or isinstance(n, bool)]
     if floats:
-        return (f"your launch has {floats[0]!r} where CUDA counts blocks and threads in whole numbers: a kernel "
+        return (f"your launch has {floats[0]} where CUDA counts blocks and threads in whole numbers: a kernel "
                 "launch takes integers (np.ceil gives floats: round up in integers, -(-n // per_block))")
-    grid, got_block = _as_pair(got[0], "grid"), _as_pair(got[1], "block")
-    if got_block != block:
-        return f"your block is {got_block}: a block's threads are given ({block}), return them unchanged"
+    (*grid, depth), got_block = _dims(got[0], "grid"), _dims(got[1], "block")
+    grid = tuple(grid)
+    if got_block != (*block, 1):
+        return f"your block is {got[1]}: a block's threads are given ({block}), return them unchanged"
+    if depth != 1:
+        return (f"your grid {got[0]} has {depth} layers of blocks along z: the strip kernel does not use blockIdx.z, so "
+                f"each layer computes the same cells again; z is 1 (or leave it out)")
     want = (_blocks(cols, block[0]), _blocks(rows, block[1] * strip_rows))
     if grid == want:
         return None
@@ -134,9 +144,9 @@ _OUTSIDE = np.float32(1e20)
 
 def _guarded(cupy, a: np.ndarray, fill):
     """A device copy of `a` inside a larger buffer whose rest holds `fill`: (the copy, the buffer,
-    the slice of the buffer that is the copy). A window read one row or column outside the copy
-    stays inside the buffer."""
-    margin = 2 * a.shape[1] + 64
+    the slice of the buffer that is the copy). A window read one row or column outside the copy,
+    or a wrong row stride's read, stays inside the buffer."""
+    margin = 2 * a.size + 64  # a row stride or an index transposed reads up to about 2 arrays past the end
     buffer = cupy.full(a.size + 2 * margin, fill, dtype=np.float32)
     inside = slice(margin, margin + a.size)
     view = buffer[inside].reshape(a.shape)
@@ -157,10 +167,11 @@ def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if hint := kernel_mistakes.declared_again(body, "elementwise"):
+        raise NotYet(hint)
     if _on_the_cpu():
-        step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, v_next, "
-                                                   "rows * cols)", laplacian), device_type=None, to_device=np.asarray,
-             writes="kernel")
+        _checked_step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, "
+                                "v_next, rows * cols)", (body, "elementwise"), laplacian), None, np.asarray)
         return None
     cupy = _gpu_cupy("your ElementwiseKernel")
     if cupy is None:
@@ -172,10 +183,12 @@ def elementwise_update(body: str, laplacian):
     def fused_step(u, v, p):
         u_next, v_next = cupy.full_like(u, np.nan), cupy.full_like(v, np.nan)  # unwritten cells stay NaN
         kernel(u, v, laplacian(u), laplacian(v), *scalars(p, *u.shape)[2:], u_next, v_next)  # no rows, cols
+        with _checkers_own_copies():
+            _named_mistake(body, "elementwise", p, *(a.get() for a in (u, v, u_next, v_next)))
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(fused_step, device_type=cupy.ndarray, to_device=cupy.asarray, writes="kernel")
+        _checked_step(fused_step, cupy.ndarray, cupy.asarray)
     return kernel
 
 
@@ -200,11 +213,26 @@ def _on_the_cpu() -> bool:
     return not probe("cupy").ok and cuda_on_cpu.compiler() is not None
 
 
-def _cpu_step(kernel: str, call: str, laplacian=None):
+def _checked_step(one_step, device_type, to_device) -> None:
+    """`check_model.step` of the kernel's step, after a first step on a grid of more rows than
+    columns whose mistakes are named: the grid `step` draws may have as many rows as columns, where
+    a row stride of rows for cols, or an index transposed, gives the right values."""
+    u, v = (np.random.default_rng().random((53, 37), dtype=np.float32) for _ in range(2))
+    one_step(to_device(u), to_device(v), PARAMS)
+    step(one_step, device_type=device_type, to_device=to_device, writes="kernel")
+
+
+def _named_mistake(body: str, kind: str, p, u, v, u_next, v_next) -> None:
+    """Where the kernel's step (u, v) -> (u_next, v_next) is one of a kernel's usual mistakes, its hint."""
+    if hint := kernel_mistakes.step_mistake(body, kind, u, v, p, (u_next, v_next)):
+        raise NotYet(hint if hint.startswith("your ") else f"your step is off: {hint}")
+
+
+def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
     """A step (u, v, p) -> (u_next, v_next) that runs `kernel` on the CPU through `call` (C++ in
     main, where rows, cols and SCALARS, the parameters, are known; lu and lv are `laplacian`'s),
-    for `check_model.step` to check. Reads outside the arrays show as huge values (the guard
-    zones hold 1e20), writes as writes outside."""
+    for `check_model.step` to check; `student` (the body, its kind) names a usual mistake. Reads
+    outside the arrays show as huge values (the guard zones hold 1e20), writes as writes outside."""
     def one_step(u, v, p):
         rows, cols = u.shape
         scalars = ", ".join(f"(float) {getattr(p, name)!r}" for name in ("du", "dv", "feed", "kill", "dt"))
@@ -213,6 +241,7 @@ def _cpu_step(kernel: str, call: str, laplacian=None):
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
         got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5)[0]  # a step takes milliseconds
+        _named_mistake(*student, p, u, v, got["u_next"], got["v_next"])
         if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
             raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
                          "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
@@ -223,16 +252,17 @@ def _cpu_step(kernel: str, call: str, laplacian=None):
 
 
 def _trial(body: str) -> None:
-    """The child's side of `trial_in_a_child`: one step on a small grid, no checking."""
+    """The child's side of `trial_in_a_child`: a step on each of two small grids, no checking."""
     import cupy
 
     from ..backends.cuda_steps import launch_step, scalars
 
     try:
         kernel = cupy.RawKernel(STEP_KERNEL.replace("BODY", body), "step")
-        u, v = initial_state(33, 47)
-        arrays = [_guarded(cupy, a, _OUTSIDE)[0] for a in (u, v, u, v)]  # as the notebook's check: a step
-        launch_step(*arrays, scalars(PARAMS, 33, 47), kernel)  # outside by one row is told there, not here
+        for rows, cols in ((33, 47), (53, 37)):  # as the notebook's checks: steps on grids wide and tall
+            u, v = initial_state(rows, cols)
+            arrays = [_guarded(cupy, a, _OUTSIDE)[0] for a in (u, v, u, v)]
+            launch_step(*arrays, scalars(PARAMS, rows, cols), kernel)  # outside by one row is told there, not here
     except cupy.cuda.compiler.CompileException:
         return  # the notebook's process reports it, with the compiler's lines
     cupy.cuda.Device().synchronize()
@@ -242,14 +272,16 @@ def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    if hint := kernel_mistakes.declared_again(body, "raw"):
+        raise NotYet(hint)
     if re.search(r"__syncthreads\s*\(", body):
         raise NotYet("a __syncthreads() after the kernel's first lines have returned the threads outside the grid "
                      "(if (row >= rows || col >= cols) return;): those threads never reach it, and CUDA leaves "
                      "that undefined. This kernel needs no barrier: each thread reads u and v and writes its own cell")
     if _on_the_cpu():
-        step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), dim3(16, 8), "
-                       "false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })"),
-             device_type=None, to_device=np.asarray, writes="kernel")
+        _checked_step(_cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, (rows + 7) / 8), "
+                                "dim3(16, 8), false, false, [&] { step(u, v, u_next, v_next, rows, cols, SCALARS); })",
+                                (body, "raw")), None, np.asarray)
         return None
     cupy = _gpu_cupy("your RawKernel")
     if cupy is None:
@@ -277,6 +309,7 @@ def step_kernel(body: str):
             if _outside_touched(cupy, guards + [(buffer, inside, np.nan) for _, buffer, inside in outputs]):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
+            _named_mistake(body, "raw", p, u.get(), v.get(), *got)
         if any((np.abs(g) > 1e15).any() for g in got):  # NaN compares False: unwritten cells are not counted
             raise NotYet("your kernel reads outside its arrays at the border: cells at the border have fewer "
                          "neighbours; keep the window inside the grid (r from max(row - 1, 0) to min(row + 1, rows - 1), "
@@ -284,7 +317,7 @@ def step_kernel(body: str):
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy):
-        step(one_step, device_type=cupy.ndarray, to_device=to_device, writes="kernel")
+        _checked_step(one_step, cupy.ndarray, to_device)
     return launch
 
 

@@ -1,0 +1,308 @@
+"""The usual mistakes in the CuPy tutorial's step kernels (the ElementwiseKernel of the update and
+the RawKernel of a whole step), named from the kernel's values and from its C.
+
+Where a kernel's step is off the reference, `step_mistake` recomputes the step as each usual
+mistake would have it (a window bound off by one, the row stride wrong or the index transposed,
+the window sum for the Laplacian, an integer accumulator, V's update from the new U...) and names
+the one whose values the kernel gave, the way `check_slips` names a slip of the formula; then it
+reads the C for the mistakes whose values vary with how they are written (an integer variable
+that holds a float, an output read instead of an input). `declared_again` reads the C before it
+is compiled: a local with the name of a kernel parameter hides it (or does not compile), whatever
+its value.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from ..model import laplacian as reference_laplacian, reference_step, updated
+
+#: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
+PARAMETERS = {
+    "elementwise": {**dict.fromkeys(("u", "v", "lu", "lv", "du", "dv", "feed", "kill", "dt"), "input"),
+                    **dict.fromkeys(("u_next", "v_next"), "output"), "i": "index"},
+    "raw": {**dict.fromkeys(("u", "v", "rows", "cols", "du", "dv", "feed", "kill", "dt"), "input"),
+            **dict.fromkeys(("u_next", "v_next"), "output"), **dict.fromkeys(("row", "col", "cell"), "index")},
+}
+_FLOATS = {"u", "v", "lu", "lv", "du", "dv", "feed", "kill", "dt", "u_next", "v_next"}
+_INTEGER_WORDS = {"int", "unsigned", "signed", "long", "short", "size_t", "int32_t", "int64_t", "uint32_t", "uint64_t"}
+_TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "half", "auto", "bool", "char"}
+_QUALIFIERS = {"const", "static", "register", "volatile"}
+_DECLARATION = re.compile(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|static|register|volatile)\s+)*)((?:(?:%s)\b\s*)+)[*&\s]*"
+                          r"(?=[A-Za-z_])" % "|".join(sorted(_TYPE_WORDS)))
+
+
+def _code(body: str) -> str:
+    """`body` without its comments."""
+    return re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
+
+
+def _declarations(code: str):
+    """(type words, name, initialiser, where) of each variable `code` declares, for-loop headers included."""
+    for found in _DECLARATION.finditer(code):
+        words = found[1].split() + found[2].split()  # the qualifiers, then the type
+        depth, start, at = 0, found.end(), found.end()
+        while at < len(code):
+            char = code[at]
+            if char in "([{":
+                depth += 1
+            elif char in ")]}":
+                if depth == 0:
+                    break
+                depth -= 1
+            elif char in ",;" and depth == 0:
+                yield from _declarator(words, code[start:at], start)
+                if char == ";":
+                    break
+                start = at + 1
+            at += 1
+        else:
+            yield from _declarator(words, code[start:at], start)
+
+
+def _declarator(words, text: str, where: int):
+    named = re.match(r"\s*[*&\s]*([A-Za-z_]\w*)\s*(?:\[[^\]]*\]\s*)?(?:=(.*))?$", text, re.S)
+    if named:
+        yield words, named[1], (named[2] or "").strip(), where
+
+
+def declared_again(body: str, kind: str) -> str | None:
+    """The hint for a local declared with the name of one of the kernel's parameters (it hides the
+    parameter, or does not compile), else None."""
+    names = PARAMETERS[kind]
+    for words, name, initialiser, _ in _declarations(_code(body)):
+        if name not in names:
+            continue
+        declared = f"`{' '.join(words)} {name}`"
+        if names[name] == "output":
+            return (f"{declared} declares a new local that hides the output {name}, so the output is never written: "
+                    f"assign it without a type ({name} = ...)")
+        if names[name] == "index":
+            return (f"{declared} declares {name} again: " + (
+                "the kernel's first lines compute row, col and cell; use them as they are" if kind == "raw" else
+                "CuPy runs the body once for each cell, i its index, and u, v, lu and lv are that cell's values "
+                "(write u, not u[i])"))
+        if re.search(rf"\b{name}\b", initialiser):
+            return (f"{declared} declares a new {name} that hides the kernel's input {name}, and is initialised from "
+                    f"itself (a value never set): give your variable another name")
+        return (f"{declared} declares a new local with the name of the kernel's input {name}, which it hides: give "
+                "your variable another name")
+    return None
+
+
+# --- What the C shows, once the values are known to be wrong -------------------------------------------
+
+def _without_subscripts(text: str) -> str:
+    while re.search(r"\[[^\[\]]*\]", text):
+        text = re.sub(r"\[[^\[\]]*\]", "#", text)
+    return text
+
+
+def _integer_holding_a_float(code: str) -> str | None:
+    """The hint for a variable of an integer type given a float value (an accumulator of int summing cells)."""
+    declared = list(_declarations(code))
+    integer = [set(words) - _QUALIFIERS <= _INTEGER_WORDS for words, *_ in declared]
+    floats = set(_FLOATS) | {name for words, name, _, _ in declared if set(words) & {"float", "double", "half", "auto"}}
+    integers = {name: " ".join(w for w in words if w not in _QUALIFIERS)
+                for (words, name, _, _), whole in zip(declared, integer) if whole}
+    values = [(name, initialiser) for words, name, initialiser, _ in declared if name in integers]
+    values += re.findall(r"\b(\w+)\s*(?:[-+*/]?=)(?!=)\s*([^;]*)", code)
+    wrong = []
+    for name, value in values:
+        value = _without_subscripts(value)
+        if name in integers and not re.match(r"\s*\(\s*(int|long|unsigned)", value) and \
+                set(re.findall(r"[A-Za-z_]\w*", value)) & floats and name not in wrong:
+            wrong.append(name)
+    if not wrong:
+        return None
+    names = " and ".join(wrong)
+    verb = "are" if len(wrong) > 1 else "is"
+    return (f"{names} {verb} {integers[wrong[0]]}: a float added to or stored in {'them' if len(wrong) > 1 else 'it'} "
+            f"is truncated to a whole number; declare {'them' if len(wrong) > 1 else 'it'} float")
+
+
+def _output_read(code: str, kind: str) -> str | None:
+    """The hint for a kernel that reads an output (u_next, v_next) where it should read an input."""
+    for name, other in (("u_next", "v_next"), ("v_next", "u_next")):
+        written = None
+        for found in re.finditer(rf"\b{name}\b", code):
+            after = code[found.end():]
+            index = re.match(r"\s*\[([^\]]*)\]", after)
+            rest = after[index.end():] if index else after
+            if re.match(r"\s*=(?!=)", rest):
+                written = found.start() if written is None else written
+                continue
+            array = name[0]
+            if kind == "raw" and index and index[1].strip() != "cell":
+                return (f"your kernel reads {name}[{index[1].strip()}], an output: other threads write it, in any "
+                        f"order, and it holds no {array.upper()} yet; read the input {array} "
+                        f"({array}[{index[1].strip()}])")
+            if written is None or written > found.start():
+                return (f"your kernel reads {name} before writing it: an output holds what its array held before, "
+                        f"not {array.upper()}; read the input {array}")
+            statement = code[code.rfind(";", 0, found.start()) + 1:]
+            if re.match(rf"\s*{other}\b", statement):
+                return _new_value_hint(name)
+    return None
+
+
+def _new_value_hint(name: str) -> str:
+    mine, theirs = ("V", "U") if name == "u_next" else ("U", "V")
+    return (f"{mine}'s update uses the new {theirs} ({name}): compute both updates from the old u and v (the same "
+            f"uvv = u * v * v for both), then write them")
+
+
+# --- The kernel's step as each mistake has it ----------------------------------------------------------
+
+_OUTSIDE = object()
+
+
+def _bound(low_shift=0, low=0, high_shift=0, high=0, exclusive=False):
+    """The window along one axis of cell i of n: from max(i - 1 + low_shift, low) to
+    min(i + 1 + high_shift, n - 1 + high), less one where `exclusive` (< for <=)."""
+    return (lambda i, n: np.maximum(i - 1 + low_shift, low),
+            lambda i, n: np.minimum(i + 1 + high_shift, n - 1 + high) - exclusive)
+
+
+_RIGHT = _bound()
+
+#: The bounds of one axis that are off by one: (bound, what is wrong, with {k} the window's variable,
+#: {i} the cell's and {n} the count along the axis).
+_OFF_BY_ONE = (
+    (_bound(exclusive=True), "{k} < min({i} + 1, {n} - 1) stops one short: the window's last {k} is min({i} + 1, {n} - 1), "
+                             "included (<=)"),
+    (_bound(high=1), "min({i} + 1, {n}) is outside the grid at the border: the last {k} is min({i} + 1, {n} - 1)"),
+    (_bound(high=-1), "min({i} + 1, {n} - 2) leaves out the last one: the window ends at min({i} + 1, {n} - 1)"),
+    (_bound(low=1), "max({i} - 1, 1) leaves out the first one: the window starts at max({i} - 1, 0)"),
+    (_bound(low=-1), "max({i} - 1, -1) is outside the grid at the border: the window starts at max({i} - 1, 0)"),
+    (_bound(low_shift=1), "the window starts at {i}: it starts one before, max({i} - 1, 0)"),
+    (_bound(high_shift=-1), "the window ends at {i}: it ends one after, min({i} + 1, {n} - 1)"),
+)
+_AXES = ({"k": "r", "i": "row", "n": "rows"}, {"k": "c", "i": "col", "n": "cols"})
+_ONE_CELL = "lu += u[r * cols + c] - uc"
+
+
+def _index(i, j, rows, cols):
+    return i * cols + j
+
+
+#: Wrong flat indices of the neighbour (r, c) of cell (row, col): (index, hint).
+_WRONG_INDICES = (
+    (lambda r, c, row, col, rows, cols: r * rows + c,
+     "a row is cols cells long: the cell (r, c) is u[r * cols + c], not r * rows + c"),
+    (lambda r, c, row, col, rows, cols: c * rows + r,
+     "your index is transposed (c * rows + r): the cell (r, c) is u[r * cols + c], row r times the row's length plus c"),
+    (lambda r, c, row, col, rows, cols: c * cols + r,
+     "your index is transposed (c * cols + r): the cell (r, c) is u[r * cols + c], row r times the row's length plus c"),
+    (lambda r, c, row, col, rows, cols: row * cols + col + (r - row) * rows + (c - col),
+     "a row is cols cells long: the neighbour (r, c) is cell + (r - row) * cols + (c - col), not (r - row) * rows"),
+    (lambda r, c, row, col, rows, cols: row * cols + col + (c - col) * cols + (r - row),
+     "your index is transposed: the neighbour (r, c) is cell + (r - row) * cols + (c - col), the row's offset "
+     "times the row's length plus the column's"),
+    (lambda r, c, row, col, rows, cols: row * cols + c,
+     "your index uses row where the window's r belongs: the neighbour is u[r * cols + c]"),
+    (lambda r, c, row, col, rows, cols: r * cols + col,
+     "your index uses col where the window's c belongs: the neighbour is u[r * cols + c]"),
+)
+
+
+def _add(total, term):
+    return total + term
+
+
+def _add_as_int(total, term):
+    """`int lu; lu += x - uc;` in C: the float sum truncated to a whole number at each addition."""
+    return np.trunc(total.astype(np.float32) + term.astype(np.float32)).astype(np.float64)
+
+
+def _windowed(a, bounds=(_RIGHT, _RIGHT), index=None, centres=None, accumulate=_add, column_major=False):
+    """The Laplacian a kernel computes with these window bounds, index and accumulation, the centre
+    taken out for each cell of the window (centres None: the right one) or `centres` times in all;
+    and where it read outside the array."""
+    rows, cols = a.shape
+    flat = a.ravel()
+    row, col = np.indices(a.shape)
+    (row_low, row_high), (col_low, col_high) = bounds
+    total, outside = np.zeros(a.shape), np.zeros(a.shape, bool)
+    offsets = [(dr, dc) for dr in range(-2, 3) for dc in range(-2, 3)]
+    for dr, dc in sorted(offsets, key=lambda o: o[::-1]) if column_major else offsets:
+        r, c = row + dr, col + dc
+        used = (r >= row_low(row, rows)) & (r <= row_high(row, rows)) & (c >= col_low(col, cols)) & (c <= col_high(col, cols))
+        k = (index or (lambda r, c, *_: _index(r, c, rows, cols)))(r, c, row, col, rows, cols)
+        read_outside = used & ((k < 0) | (k >= flat.size))
+        outside |= read_outside
+        value = flat[np.clip(k, 0, flat.size - 1)] - (a if centres is None else 0)
+        total = np.where(used & ~read_outside, accumulate(total, value), total)
+    if centres is not None:
+        total = total - centres * a
+    return total, outside
+
+
+def _raw_laplacians():
+    """(the Laplacian as a wrong kernel computes it: a -> (values, read outside), its hint)."""
+    for bounds, hint in _OFF_BY_ONE:
+        for axes, both in (((bounds, _RIGHT), False), ((_RIGHT, bounds), False), ((bounds, bounds), True)):
+            named = [hint.format(**_AXES[axis]) for axis in range(2) if axes[axis] is bounds]
+            yield (lambda a, b=axes: _windowed(a, b)), ("the window's bounds are off by one" + (
+                " (rows and columns): " if both else ": ") + named[0])
+    for index, hint in _WRONG_INDICES:
+        yield (lambda a, i=index: _windowed(a, index=i)), hint
+    yield (lambda a: _windowed(a, centres=0)), (f"lu and lv are window sums, not Laplacians: add (neighbour - centre) "
+                                                f"for each cell of the window, {_ONE_CELL}")
+    yield (lambda a: _windowed(a, centres=1)), (
+        f"lu and lv are the sums of the neighbours (the centre taken out once): take uc out for each cell of the "
+        f"window, {_ONE_CELL}")
+    yield (lambda a: _windowed(a, centres=8)), (f"the centre is taken out 8 times, whatever the window: take uc out for "
+                                                f"each cell of the window (9 inside, fewer at the border), {_ONE_CELL}")
+    for column_major in (False, True):
+        yield (lambda a, m=column_major: _windowed(a, accumulate=_add_as_int, column_major=m)), (
+            "the window's sums are truncated to whole numbers at each +=: an accumulator of an integer type (int lu?); "
+            "declare them float (float lu = 0.0f)")
+
+
+def _cross_steps(u, v, p):
+    """(u_next, v_next) where one update uses the other's new value, and the hint."""
+    lu, lv = reference_laplacian(u), reference_laplacian(v)
+    un, vn = updated(u, v, lu, lv, p)
+    yield (un, v + p.dt * (p.dv * lv + un * v * v - (p.feed + p.kill) * v)), _new_value_hint("u_next")
+    yield (u + p.dt * (p.du * lu - u * vn * vn + p.feed * (1 - u)), vn), _new_value_hint("v_next")
+
+
+def _matches(got, model, outside, want) -> bool:
+    inside = ~outside
+    if inside.mean() < 0.25:  # an index transposed reads outside the array for most cells of a wide grid
+        return False
+    if all(np.allclose(m[inside], w[inside], rtol=0, atol=1e-5) for m, w in zip(model, want)):
+        # The mistake shows only where it reads outside: the kernel's values are huge exactly there (what
+        # fills the memory around the arrays), and right elsewhere.
+        huge = np.maximum(*(np.abs(np.nan_to_num(g)) for g in got)) > 1e15
+        return bool(outside.any() and huge[outside].all() and not huge[inside].any()) and all(
+            np.allclose(g[inside], w[inside], rtol=0, atol=1e-4) for g, w in zip(got, want))
+    return all(np.allclose(g[inside], m[inside], rtol=1e-5, atol=1e-4) for g, m in zip(got, model))
+
+
+def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
+    """The usual mistake whose step gives `got` (u_next, v_next) from (u, v) with parameters p,
+    or that the C shows, where `got` is off the reference step; else None."""
+    u, v = (np.asarray(a, np.float64) for a in (u, v))
+    got = [np.asarray(g) for g in got]
+    want = reference_step(u, v, p)
+    if all(np.allclose(g, w, rtol=0, atol=1e-5) for g, w in zip(got, want)):
+        return None
+    code = _code(body)
+    if hint := _integer_holding_a_float(code):  # it names the variables, whatever the values show
+        return hint
+    nowhere = np.zeros(u.shape, bool)
+    for model, hint in _cross_steps(u, v, p):
+        if _matches(got, model, nowhere, want):
+            return hint
+    if kind == "raw":
+        right = reference_laplacian(u), reference_laplacian(v)
+        for laplacian, hint in _raw_laplacians():
+            (lu, outside_u), (lv, outside_v) = laplacian(u), laplacian(v)
+            for pair, outside in (((lu, lv), outside_u | outside_v), ((lu, right[1]), outside_u), ((right[0], lv), outside_v)):
+                if _matches(got, updated(u, v, *pair, p), outside, want):  # in both arrays' windows, or in one
+                    return hint
+    return _output_read(code, kind)
