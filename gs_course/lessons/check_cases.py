@@ -31,6 +31,23 @@ def _each_step(line: str) -> tuple[str, str]:
 _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarray(a), cnp.asarray(b), p)")
 
 CASES = [
+    # --- playtest 3: the model's and the task's checkers
+    Case("cupynumeric 6", ("a, b = np.asarray(u), np.asarray(v)\n    for _ in range(steps):\n        a, b = model.reference_step(a, b, p)",
+                           "a, b = np.asarray(u), np.asarray(v)\n    for _ in range(steps):\n        a[:], b[:] = model.reference_step(a, b, p)"),
+         FAIL, "writes into its inputs", name="the task writes into its InputArrays"),
+    Case("cupynumeric 6", ("a, b = model.reference_step(a, b, p)",
+                           "a, b = model.updated(a, b, model.laplacian(a), model.laplacian(b), p)"), PASS,
+         "time loop: right", name="model.laplacian inside the task (not the notebook's laplacian)"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b", "u_out[:] = a\n    v_out[:] = b"),
+         FAIL, "np.asarray\\(u_out\\)\\[:\\] = ", name="an OutputArray written without np.asarray"),
+    Case("cupynumeric 6", ("a, b = np.asarray(u), np.asarray(v)", "a, b = u, v"), FAIL, "np.asarray\\(u\\)",
+         name="the task's arrays used without np.asarray"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)", "u, v = step(u, v)"), FAIL, "^(?!.*fori_loop).*missing 1 required",
+         name="step called without p (no JAX advice)"),
+    Case("cupy 2", ("p.du * laplacian(u)", "p.du * laplacian(u, p)"), FAIL, "^(?!.*fori_loop).*takes 1 positional",
+         name="laplacian called with p (no JAX advice)"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv: step(*uv, p)"), FAIL, "fori_loop calls its body",
+         name="the fori_loop body without i"),
     # --- JAX ------------------------------------------------------------------------------------
     Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
          name="F for p.feed"),

@@ -231,16 +231,27 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet(f"your time loop unrolls into {operations} operations: it is a Python loop traced step by "
                          "step. Use lax.fori_loop so that one loop runs on the device (XLA would take minutes to "
                          "compile the unrolled steps)")
-    got = _pair(_call(student, (to_device(u0.copy()), to_device(v0.copy()), PARAMS, steps), device_type,
-                      "your time loop"), "your time loop")
+    passed = (to_device(u0.copy()), to_device(v0.copy()))
+    got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop"), "your time loop")
+    changed, task = _changed(passed, (u0, v0)), reaches_a_task(student)
+    if task and not changed:  # a task's writes into its inputs show in arrays of Legate's own only (not NumPy's memory)
+        owned = tuple(to_device(a.copy()).copy() for a in (u0, v0))
+        _call(student, (*owned, PARAMS, 2), device_type, "your time loop")
+        changed = _changed(owned, (u0, v0))
+    if task and changed:
+        raise NotYet("your task writes into its inputs (an InputArray is read only: Legate does not send what is "
+                     "written there back to the caller's array, here it changed it): write the results into the "
+                     "outputs only, np.asarray(u_out)[:] = a, and compute into new arrays (a, b = "
+                     "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
     mistakes = list(_state_mistakes(rows, cols, steps))
-    mistakes.append((want[::-1], _SWAPPED["task"] if reaches_a_task(student) else
+    mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     for index, (name, g, w) in enumerate(zip("uv", got, want)):
         compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
                 PARITY_ATOL, _per_array(mistakes, index))
-    ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else ""))
+    ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
+       + _changed_note(changed, "time loop"))
 
 
 def _images_array(got, what: str, device_type):

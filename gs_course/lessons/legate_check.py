@@ -10,6 +10,7 @@ notebook, is told in one line that says what to do (`gs_course.lessons.checkers`
 
 from __future__ import annotations
 
+import dis
 import gc
 import inspect
 import types
@@ -18,12 +19,17 @@ import types
 _DEPTH = 4
 
 
+#: The instructions that read a global name (co_names also holds attribute names: model.laplacian's
+#: `laplacian` is gs_course's, not the notebook's function of that name).
+_LOADS_A_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME"}
+
+
 def _globals_used(function) -> dict:
     """The global names `function`'s code (and the code nested in it) reads, with their values."""
     code_objects, names = [function.__code__], set()
     while code_objects:
         code = code_objects.pop()
-        names.update(code.co_names)
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in _LOADS_A_GLOBAL)
         code_objects += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     scope = {**getattr(function, "__globals__", {})}
     for cell_name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
