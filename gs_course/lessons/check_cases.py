@@ -28,6 +28,14 @@ def _each_step(line: str) -> tuple[str, str]:
     return "u, v = step(u, v, p)\n", f"u, v = step(u, v, p)\n        {line}\n"
 
 
+#: A Laplacian that subtracts 9 everywhere (the border's counts wrong), put before the answer's step.
+_NINE = ("def step(u, v, p):", "def laplacian(a):\n    rows, cols = a.shape\n    padded = {xp}.pad(a, 1)\n"
+         "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - 9 * a\n\n"
+         "def step(u, v, p):")
+#: A step that gets U's diffusion wrong, put before the answer's time loop.
+_WRONG_STEP = ("def run(u, v, p, steps):", "def step(u, v, p):\n    return u + p.dt * laplacian(u), v\n\n"
+               "def run(u, v, p, steps):")
+
 _TASK_WITH_CNP = ("a, b = model.reference_step(a, b, p)", "a, b = step(cnp.asarray(a), cnp.asarray(b), p)")
 
 CASES = [
@@ -48,6 +56,29 @@ CASES = [
          name="laplacian called with p (no JAX advice)"),
     Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv: step(*uv, p)"), FAIL, "fori_loop calls its body",
          name="the fori_loop body without i"),
+    Case("cupy 2", ("p.du * laplacian(u)", "p.du * lapacian(u)"), FAIL, "raised NameError: name 'lapacian'.*line \\d+ of your cell, in step",
+         name="a typo in a name (NameError)"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a, 1, mode=\"zeros\")"), FAIL,
+         "raised ValueError: .*zeros.*in laplacian", name="a pad mode that does not exist"),
+    Case("cupynumeric 4", ("for _ in range(steps):", "for _ in range(steps / 1):"), FAIL, "raised TypeError: 'float'",
+         name="range of a float"),
+    Case("jax 2", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a, 1, mode=\"zeros\")"), FAIL, "raised \\w+: .*'zeros'.*in laplacian",
+         name="jnp.pad of a mode that does not exist"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "with BackgroundWriter(path) as writer:"), FAIL,
+         "BackgroundWriter\\(FrameWriter\\(", name="BackgroundWriter of the path"),
+    Case("cupynumeric 5", ("cnp.convolve(a, window, mode=\"same\")", "cnp.convolve(a, cnp.ones(3, dtype=cnp.float32), mode=\"same\")"),
+         FAIL, "3 x 3 window", name="a 1-D window"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.asarray(np.pad(np.asarray(a), 1))"), PASS,
+         "kept on the device: not checked here", where="cpu", name="a host round trip without a GPU: not checked"),
+    Case("cupy 2", ("return u + p.dt * du, v + p.dt * dv", "return model.reference_step(np.asarray(u), np.asarray(v), p)"),
+         PASS, "kept on the device: not checked here", where="cpu", name="the host's step without a GPU: not checked"),
+    Case("cupy 2", (_NINE[0], _NINE[1].format(xp="xp")), FAIL, "calls your laplacian, which is still wrong: fix exercise 1 .*%catch_up 1",
+         name="a right step on a wrong laplacian"),
+    Case("cupynumeric 3", (_NINE[0], _NINE[1].format(xp="cnp")), FAIL, "your laplacian, .*fix exercise 2 .*%catch_up 2",
+         name="a right step on a wrong laplacian"),
+    Case("cupynumeric 4", _WRONG_STEP, FAIL, "calls your step, which is still wrong: fix exercise 2", name="a right loop on a wrong step"),
+    Case("jax 3", (_NINE[0], _NINE[1].format(xp="jnp")), FAIL, "your laplacian, which is still wrong: fix exercise \\d",
+         name="a right step on a wrong laplacian"),
     # --- JAX ------------------------------------------------------------------------------------
     Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
          name="F for p.feed"),

@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
 from .legate_check import reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
@@ -181,7 +182,7 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
     if jax is not None:
         _jaxpr(jax, student, (to_device(a),), "your Laplacian")
     ok("laplacian: right on three random odd, non-square grids, border included"
-       + (", runs under jax.jit" if jax else ""))
+       + (", runs under jax.jit" if jax else "") + device_note(student, device_type))
 
 
 def step(student, device_type: type | None = None, to_device=lambda a: a, writes: str = "return") -> None:
@@ -205,6 +206,9 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
             compare(g, w.astype(np.float32), f"your {name}_next", 1e-5,
                     itertools.chain(step_slips(u64, v64, PARAMS, index), _per_array(mistakes, index)))
         except NotYet as err:
+            earlier = still_wrong_earlier(student, _library(device_type), to_device, "your step")
+            if earlier:
+                raise NotYet(earlier) from None
             if changed:
                 raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
                              "given, then change them (or return new arrays)") from None
@@ -212,7 +216,8 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     jax = _jax(device_type)
     if jax is not None:
         _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
-    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step"))
+    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step")
+       + device_note(student, device_type))
 
 
 def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -> None:
@@ -247,11 +252,17 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     mistakes = list(_state_mistakes(rows, cols, steps))
     mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
-    for index, (name, g, w) in enumerate(zip("uv", got, want)):
-        compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
-                PARITY_ATOL, _per_array(mistakes, index))
+    try:
+        for index, (name, g, w) in enumerate(zip("uv", got, want)):
+            compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32),
+                    f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index))
+    except NotYet:
+        earlier = still_wrong_earlier(student, _library(device_type), to_device, "your time loop")
+        if earlier:
+            raise NotYet(earlier) from None
+        raise
     ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
-       + _changed_note(changed, "time loop"))
+       + _changed_note(changed, "time loop") + device_note(student, device_type))
 
 
 def _images_array(got, what: str, device_type):
@@ -293,7 +304,7 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
 def _traced(jax, function, args, what: str, hints=()):
     """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
     array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
-    with their_errors(what, hints):
+    with their_errors(what, hints, "jax"):
         try:
             return jax.make_jaxpr(function)(*args)
         except jax.errors.TracerArrayConversionError:
@@ -499,6 +510,8 @@ _WRITE_ERRORS = (
     ((TypeError, ValueError), r"[Cc]an't broadcast",
      "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
      "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+    (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
+     "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
 )
 
 
