@@ -7,8 +7,8 @@ state returned, one step too few, U for V, dt on some terms only, the border's w
 wrong return shape, a slip in one term of the update: `gs_course.lessons.check_slips`), and the technique is
 checked as well as the values: with JAX the function must run under `jax.jit` (the time loop and
 the images one loop on the device, the pairs one `vmap`, traced before XLA compiles anything),
-with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
-from a second thread. Inputs are copies: a function that changes its arguments in place is judged
+with cuPyNumeric no array may take a round trip through NumPy (the saving exercise's checker is
+`gs_course.lessons.check_saving`). Inputs are copies: a function that changes its arguments in place is judged
 on what it returns.
 
 The notebooks call them through `gs_course.lessons.checkers`; their common ground (NotYet, compare, how a
@@ -19,9 +19,6 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import tempfile
-import threading
-from pathlib import Path
 
 import numpy as np
 
@@ -32,9 +29,6 @@ from .legate_check import reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
-from .. import output
-from ..backends import create
-from ..output import read_frames
 
 
 # The mistakes the checkers recognise, as the values they give (float64, like the reference).
@@ -92,6 +86,9 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     right = reference_step(u, v, p)
     every_term = "multiply every term of the update by dt"
     yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
+    yield (((right[0] - u) / p.dt, (right[1] - v) / p.dt),
+           "it is the rates du and dv: return the new state, u + p.dt * du, v + p.dt * dv")
+    yield (right[0] - u, right[1] - v), "it is one step's change, p.dt * du: add it to the state, u + p.dt * du"
     yield right[::-1], _SWAPPED[writes]
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
     groups = tuple(GROUPS)
@@ -118,6 +115,8 @@ def _state_mistakes(rows, cols, steps):
     uses the default parameters."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
+    yield reference_run(rows, cols, 1, PARAMS), ("it is the state after one step: start each step from the one "
+                                                 "before, u, v = step(u, v, p) in the loop (a, b = ... in a task)")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
 
@@ -440,126 +439,3 @@ def _batch(student, device_type, base: Parameters) -> None:
                                   "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)")],
                                 run_slips(rows, cols, steps, p, 1)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))
-
-
-@contextlib.contextmanager
-def _watched_writers():
-    """While the student runs: every FrameWriter and BackgroundWriter made, and the thread of each
-    image written. Afterwards, writers left open are closed (their threads end) and reported, so
-    that the checker never reads a file that a thread is still writing."""
-
-    seen = {"frames": [], "background": [], "threads": []}
-    patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"))
-    originals = {key: getattr(*key) for key in patched}
-
-    def frame_init(self, *args, **kwargs):
-        seen["frames"].append(self)
-        originals[output.FrameWriter, "__init__"](self, *args, **kwargs)
-
-    def frame_write(self, frame):
-        seen["threads"].append(threading.get_ident())
-        originals[output.FrameWriter, "write"](self, frame)
-
-    def background_init(self, *args, **kwargs):
-        seen["background"].append(self)
-        originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
-
-    seen["joined"], seen["started"] = set(), []
-    start, join = threading.Thread.start, threading.Thread.join
-
-    def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
-        seen["started"].append(thread)
-        return start(thread, *args, **kwargs)
-
-    def joined(thread, *args, **kwargs):
-        seen["joined"].add(thread)
-        return join(thread, *args, **kwargs)
-
-    for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init)):
-        setattr(cls, name, replacement)
-    threading.Thread.start, threading.Thread.join = started, joined
-    threads_before = set(threading.enumerate())
-    seen["left_open"] = []
-    try:
-        yield seen
-    finally:
-        ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
-        started = set(threading.enumerate()) - threads_before - ours
-        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
-        threading.Thread.start, threading.Thread.join = start, join
-        seen["unjoined"] = [t for t in seen["started"]
-                            if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
-        for thread in started:  # still watched (their writes counted), before their writers are looked at
-            thread.join(timeout=1 if thread.daemon else 10)
-        for (cls, name), original in originals.items():
-            setattr(cls, name, original)
-        for writer in seen["background"]:
-            if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
-                seen["left_open"].append(writer)
-                with contextlib.suppress(Exception):  # the student's error, if any, is the one to show
-                    writer.close()
-        for writer in seen["frames"]:
-            if getattr(writer, "_file", None):  # None where its __init__ failed or has not finished
-                seen["left_open"].append(writer)
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-
-#: h5py's words for an image of another shape than the file's: (rows, cols) it must be.
-_WRITE_ERRORS = (
-    ((TypeError, ValueError), r"[Cc]an't broadcast",
-     "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
-     "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
-    (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
-     "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
-)
-
-
-_ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
-_OPENED_AGAIN = ("your function opens {name} {times} times (a FrameWriter an image): each opening erases the images "
-                 "written before, or fails while another writer holds the file open. " + _ONE_WRITER)
-_BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file: closing the first closes its FrameWriter's "
-                     "file, and the next ones write to a closed file. " + _ONE_WRITER)
-
-
-def saved_images(student, backend: str, overlapped: bool = False) -> None:
-    """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
-    every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
-    and close the file. With `overlapped`, the images must be written from a second thread."""
-
-    rows, cols = _grid(np.random.default_rng())
-    nbimage, nbextrastep = 4, 7
-    caller = threading.get_ident()
-    simulation = create(backend, PARAMS, rows, cols)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "images.h5"
-        try:
-            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
-                student(simulation, path, nbimage, nbextrastep)
-        finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
-            if len(seen["frames"]) > 1:
-                raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
-            if len(seen["background"]) > 1:
-                raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
-        if seen["alive"]:
-            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
-                         "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
-        if seen["unjoined"]:
-            raise NotYet("your writer threads are never joined: the file may be closed while one of them still "
-                         "writes. join() each thread before closing, or use a BackgroundWriter, whose close waits")
-        if seen["left_open"]:
-            raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
-                         "closing a BackgroundWriter also waits for the images still queued)")
-        if not path.is_file():
-            raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
-        frames, attributes = read_frames(path)
-    _compare_images(frames, rows, cols, nbimage, nbextrastep)
-    if not attributes.get("complete"):
-        raise NotYet("the file is not marked complete: close the writer (a with block does it)")
-    if overlapped and all(thread == caller for thread in seen["threads"]):
-        raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
-                     "second thread (wrap the FrameWriter in a BackgroundWriter)")
-    ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
-       + (", written by a second thread" if overlapped else ""))
-
-
