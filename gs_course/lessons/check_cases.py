@@ -98,6 +98,10 @@ CASES = [
     Case("cupynumeric 6", ("for _ in range(steps):\n        a, b = model.reference_step(a, b, p)",
                            "a, b = model.reference_step(a, b, p)"), FAIL, "the state after one step",
          name="one step in the task, no loop"),
+    Case("cupynumeric 2", ("return window_sum - counts * a", "return window_sum - model.window_counts(rows, cols) * a"),
+         FAIL, "copies \\d NumPy array.* at every call", name="NumPy window counts made at every call"),
+    Case("cupynumeric 2", ("return window_sum - counts * a", "return window_sum - cnp.asarray(model.window_counts(rows, cols)) * a"),
+         FAIL, "at every call", name="the window counts copied to the device at every call"),
     # --- JAX ------------------------------------------------------------------------------------
     Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
          name="F for p.feed"),

@@ -25,7 +25,7 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
-from .legate_check import reaches_a_task
+from .legate_check import host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
@@ -180,6 +180,13 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
     if jax is not None:
         _jaxpr(jax, student, (to_device(a),), "your Laplacian")
+    if _library(device_type) == "cupynumeric":  # the same grid again: a cache has what it needs
+        again = to_device(a.copy())
+        sent = host_arrays_sent(lambda: student(again))
+        if sent:
+            raise NotYet(f"your Laplacian copies {len(sent)} NumPy array(s) of {sent[0]} to the device at every call "
+                         "(model.window_counts(...) mixed into cnp's arithmetic?): make it a cnp array once and reuse "
+                         "it (a functools.cache'd function, as window_counts, or a name set outside)")
     ok("laplacian: right on three random odd, non-square grids, border included"
        + (", runs under jax.jit" if jax else "") + device_note(student, device_type))
 

@@ -15,6 +15,11 @@ import gc
 import inspect
 import types
 
+import numpy as np
+
+#: Arrays smaller than this are cuPyNumeric's bookkeeping (a shift tuple made an array), not a grid.
+_GRID_CELLS = 64
+
 #: How deep the functions a function calls are followed (the notebook's step calls its Laplacian...).
 _DEPTH = 4
 
@@ -96,3 +101,24 @@ def library_calls_in_tasks(student) -> str | None:
 def reaches_a_task(student) -> bool:
     """Whether `student` launches a Legate task of the notebook's (its outputs are written, not returned)."""
     return inspect.isfunction(student) and any(_is_legate_task(value) for value in _globals_used(student).values())
+
+
+def host_arrays_sent(call) -> list[tuple]:
+    """The shapes of the NumPy arrays of a grid's size that cuPyNumeric copied to the device while
+    `call()` ran (a NumPy operand mixed into cnp's operations, cnp.asarray of a host array): on a
+    second call with the same grid, each is a host-to-device copy made at every call."""
+    from cupynumeric.runtime import runtime
+
+    sent, original = [], runtime.find_or_create_array_thunk
+
+    def counted(obj, *args, **kwargs):
+        if isinstance(obj, np.ndarray) and obj.size >= _GRID_CELLS:
+            sent.append(obj.shape)
+        return original(obj, *args, **kwargs)
+
+    runtime.find_or_create_array_thunk = counted
+    try:
+        call()
+    finally:
+        del runtime.find_or_create_array_thunk  # the class's method again
+    return sent
