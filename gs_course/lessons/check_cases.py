@@ -102,6 +102,11 @@ CASES = [
          FAIL, "copies \\d NumPy array.* at every call", name="NumPy window counts made at every call"),
     Case("cupynumeric 2", ("return window_sum - counts * a", "return window_sum - cnp.asarray(model.window_counts(rows, cols)) * a"),
          FAIL, "at every call", name="the window counts copied to the device at every call"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u = step(u, v, p)[0]\n        v = step(u, v, p)[1]\n"), FAIL,
+         "V is updated from the new U", name="V's step from the new U"),
+    Case("cupynumeric 5", ("cnp.convolve(a, window, mode=\"same\")",
+                           "cnp.convolve(a.ravel(), window.ravel(), mode=\"same\").reshape(a.shape)"), FAIL,
+         "1-D convolution of the flattened grid", name="the flattened grid convolved"),
     # --- JAX ------------------------------------------------------------------------------------
     Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
          name="F for p.feed"),

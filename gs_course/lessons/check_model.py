@@ -69,6 +69,9 @@ def _laplacian_mistakes(a: np.ndarray):
         yield _nearest_four(a) - counts * a, _FIVE_POINT
     yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+    yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
+           "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
+           "window around each cell; convolve the 2-D grid with the 2-D window")
 
 
 #: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
@@ -115,10 +118,21 @@ def _state_mistakes(rows, cols, steps):
     uses the default parameters."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
+    yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
+                                                "u, v = step(u, v, p) in one assignment")
     yield reference_run(rows, cols, 1, PARAMS), ("it is the state after one step: start each step from the one "
                                                  "before, u, v = step(u, v, p) in the loop (a, b = ... in a task)")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
+
+
+def _run_from_new_u(rows: int, cols: int, steps: int):
+    """(u, v) of a loop that computes V's step from U's new value (u = step(u, v)[0]; v = step(u, v)[1])."""
+    u, v = initial_state(rows, cols, np.float64)
+    for _ in range(steps):
+        u = reference_step(u, v, PARAMS)[0]
+        v = reference_step(u, v, PARAMS)[1]
+    return u, v
 
 
 def _per_array(mistakes, index: int):
