@@ -69,6 +69,14 @@ def _laplacian_mistakes(a: np.ndarray):
         yield _nearest_four(a) - counts * a, _FIVE_POINT
     yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+    rows, cols = a.shape
+    counted = window_counts(rows, cols) * a
+    one = np.pad(a, 1)
+    yield (sum(one[i : i + rows, j : j + cols] for i in range(2) for j in range(2)) - counted,
+           "the window is 2 x 2 (range(2)): the 3 x 3 window's offsets are range(3) in both directions")
+    wide = np.pad(a, 2)
+    yield (sum(wide[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counted,
+           "the grid is padded by 2, which shifts the window by a cell: pad by 1, pad(a, 1)")
     yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
            "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
            "window around each cell; convolve the 2-D grid with the 2-D window")
@@ -173,6 +181,9 @@ def on_device(*arrays, expected, device_type: type) -> None:
             if others:
                 raise NotYet(f"array {i} holds the values of host array {others[0]}: copy each host array to its "
                              "own device array (u from u0, v from v0)")
+            if not values.any() or np.isnan(values).all():
+                raise NotYet(f"array {i} holds {'zeros' if not values.any() else 'no values'}: it was made empty "
+                             f"(zeros_like, empty...), not copied from host array {i}: copy it (u from u0, v from v0)")
             raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
                          "an array left from an earlier cell holds other values")
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")

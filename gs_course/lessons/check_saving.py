@@ -18,6 +18,7 @@ from .check_core import PARAMS, NotYet, _grid, ok, their_errors
 from .check_model import _compare_images
 from .. import output
 from ..backends import create
+from ..model import PARITY_ATOL, reference_run
 from ..output import read_frames
 
 
@@ -106,6 +107,21 @@ _BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file
                      "file, and the next ones write to a closed file. " + _ONE_WRITER)
 
 
+def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
+    """Images of a simulation advanced by other counts than nbextrastep before each image: 1 step, or
+    (i + 1) x nbextrastep (advance runs that many more steps, from where the simulation is)."""
+    if frames.shape != (nbimage, rows, cols):
+        return  # _compare_images tells the shape
+    series = {"advance(1) before each image: advance(nbextrastep), the steps between two images":
+                  [i + 1 for i in range(nbimage)],
+              "advance runs that many more steps from where the simulation is, so (i + 1) x nbextrastep adds up: "
+              "advance(nbextrastep) before each image": [nbextrastep * (i + 1) * (i + 2) // 2 for i in range(nbimage)]}
+    for hint, steps in series.items():
+        if all(np.allclose(frame, reference_run(rows, cols, n, PARAMS)[1], rtol=0, atol=PARITY_ATOL)
+               for frame, n in zip(frames, steps)):
+            raise NotYet(f"your images are V after {', '.join(map(str, steps))} steps: {hint}")
+
+
 def _one_buffer(queued: list) -> bool:
     """Whether two of the images handed to a BackgroundWriter are one array (or views of one)."""
     hosts = [a for a in queued if isinstance(a, np.ndarray)]
@@ -163,6 +179,7 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
         if not path.is_file():
             raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
         frames, attributes = read_frames(path)
+    _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep)
     _compare_images(frames, rows, cols, nbimage, nbextrastep)
     if not attributes.get("complete"):
         raise NotYet("the file is not marked complete: close the writer (a with block does it)")
