@@ -9,7 +9,7 @@ checked as well as the values: with JAX the function must run under `jax.jit` (t
 the images one loop on the device, the pairs one `vmap`, traced before XLA compiles anything),
 with cuPyNumeric no array may take a round trip through NumPy (the saving exercise's checker is
 `gs_course.lessons.check_saving`). Inputs are copies: a function that changes its arguments in place is judged
-on what it returns.
+on what it returns (a Legate task that writes into its inputs is refused: Legate does not promise it).
 
 The notebooks call them through `gs_course.lessons.checkers`; their common ground (NotYet, compare, how a
 function is called) is `gs_course.lessons.check_core`.
