@@ -10,6 +10,7 @@ the cell still fails, so `Run all` and nbval stop there.
 from __future__ import annotations
 
 import contextlib
+import linecache
 import re
 import subprocess
 import sys
@@ -55,6 +56,15 @@ _show_hints_alone()
 def ok(message: str) -> None:
     """The line a right answer gets."""
     print(f"\N{CHECK MARK} {message}")
+
+
+def device_note(student, device_type: type | None) -> str:
+    """What a tick adds where no device array type is given for a student's function (the CuPy notebook
+    without a GPU, NumPy in CuPy's place): that its arrays stay on the device is not checked. The
+    checkers' own functions (a kernel run on the CPU) are not the student's round trips."""
+    if device_type is not None or getattr(student, "__module__", "").split(".")[0] == "gs_course":
+        return ""
+    return " (kept on the device: not checked here, NumPy stands in for CuPy without a GPU)"
 
 
 def _grid(rng) -> tuple[int, int]:
@@ -148,7 +158,7 @@ def _jax(device_type):
 
 def _jaxpr(jax, function, args, what: str, hints=()):
     """The program jax.jit makes of `function`, or the hint for why it cannot make one."""
-    with their_errors(what, hints):
+    with their_errors(what, hints, "jax"):
         return jax.make_jaxpr(function)(*args)
 
 
@@ -287,40 +297,53 @@ def _unwritten_as_nan(device_type):
 
 #: Errors that common mistakes raise inside the student's function, and the line each gets:
 #: (exception types, pattern of the message, hint; {what} is the function, {shapes} the shapes
-#: the message names).
+#: the message names, {message} its first line), and the libraries whose notebooks it is for
+#: (None: every one; a hint about JAX's arrays means nothing to a CuPy answer).
 _KNOWN_ERRORS = (
     (TypeError, "Implicit conversion to a NumPy array is not allowed",
      "{what} gives a CuPy array to NumPy (np.asarray, or a NumPy function that CuPy does not take over): use "
-     "cupy's functions (xp.pad...), which keep it on the GPU"),
+     "cupy's functions (xp.pad...), which keep it on the GPU", None),
     (TypeError, r"Unsupported type <class 'numpy\.ndarray'>",
      "{what} mixes a NumPy array (on the host) with CuPy's (on the GPU): make it a CuPy array first "
-     "(xp.asarray) or compute it with xp's functions"),
+     "(xp.asarray) or compute it with xp's functions", None),
     (AttributeError, r"'Parameters' object has no attribute",
-     "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)"),
+     "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)", None),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
                               r"operands could not be",
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
-     "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]"),
+     "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]", None),
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
      "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
-     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry"),
+     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry", ("jax",)),
+    (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
+     "{what}: a function is called with other arguments than it takes ({message}): call it as it is defined "
+     "(laplacian(a), step(u, v, p))", None),
     (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
      "{what}: the loop's body must return its carry as it got it, a tuple (u, v) of the same shapes and dtypes "
-     "(not a list, not one array)"),
+     "(not a list, not one array)", None),
     (TypeError, r"JAX arrays are immutable|does not support item assignment",
      "{what} changes a JAX array in place (a[...] = ...): JAX arrays are immutable. Make a new one: "
-     "a.at[...].set(values), or jnp.pad for a border"),
+     "a.at[...].set(values), or jnp.pad for a border", ("jax",)),
+    ((TypeError, AttributeError), r"PhysicalArray' object does not support item assignment",
+     "{what} writes into a task's array itself: an OutputArray is written through its NumPy view, "
+     "np.asarray(u_out)[:] = a", ("cupynumeric",)),
+    (AttributeError, r"PhysicalArray' object has no attribute",
+     "{what} computes with a task's arrays themselves ({message}): inside a task they are Legate's, wrap them "
+     "in NumPy first, a, b = np.asarray(u), np.asarray(v)", ("cupynumeric",)),
     ((TypeError, ValueError), r"must be (a number|an integer), got \w*Tracer",
      "{what} gives a traced value (under jax.jit or jax.vmap each argument is an array being traced, not a "
      "number) to a function that checks for a plain number ({message}): compute with the arrays themselves "
-     "(feed * (1 - u)), or leave that function outside the traced code"),
+     "(feed * (1 - u)), or leave that function outside the traced code", None),
     ((TypeError, ValueError), r"is not a valid JAX type|Cannot interpret value of type .*Parameters|"
                               r"as an abstract array\. The problematic value is of type .*Parameters",
      "{what}: jax.jit traces its arguments as arrays, and the parameters are not an array: mark them "
-     "static (jax.jit(f, static_argnames=\"p\"), or static_argnums) or let the function read them from outside"),
+     "static (jax.jit(f, static_argnames=\"p\"), or static_argnums) or let the function read them from outside", None),
     (NotImplementedError, r"Only support mode='same'",
      "{what}: cnp.convolve computes mode='same' only (the result the grid's size): cnp.convolve(a, window, "
-     "mode='same')"),
+     "mode='same')", None),
+    (RuntimeError, r"Arrays should have the same dimensions",
+     "{what}: cnp.convolve takes a window of as many dimensions as the grid: the 3 x 3 window, "
+     "cnp.ones((3, 3), dtype=np.float32)", None),
 )
 
 
@@ -329,26 +352,50 @@ def _shapes(message: str) -> str:
     return " and ".join(dict.fromkeys(s.replace(" ", "") for s in shapes)) or "see the error"
 
 
+def _in_their_code(err: Exception) -> str | None:
+    """Where in the student's own code (the last frame of the traceback that is not a library's or
+    Python's) `err` was raised or called what raised it, as "line N of your cell, in f: source"."""
+    frame = None
+    tb = err.__traceback__
+    while tb is not None:
+        module = tb.tb_frame.f_globals.get("__name__", "").split(".")[0]
+        if not _of_a_library(tb.tb_frame) and module not in sys.stdlib_module_names:
+            frame = tb
+        tb = tb.tb_next
+    if frame is None:
+        return None
+    code = frame.tb_frame.f_code
+    source = linecache.getline(code.co_filename, frame.tb_lineno, frame.tb_frame.f_globals).strip()
+    return f"line {frame.tb_lineno} of your cell, in {code.co_name}" + (f": {source[:120]}" if source else "")
+
+
 @contextlib.contextmanager
-def their_errors(what: str, hints=()):
+def their_errors(what: str, hints=(), library: str | None = None):
     """An error raised in the student's function by a common mistake becomes that mistake's line,
-    shown alone: `hints` (the exercise's own, tried first) then `_KNOWN_ERRORS`, each
-    (exception types, pattern of the message, hint). JAX's errors of a function that needs values
-    under jit are told as such. Any other error shows as it is."""
+    shown alone: `hints` (the exercise's own, tried first) then the `_KNOWN_ERRORS` of `library`
+    (the notebook's: "jax", "cupy", "cupynumeric", None for any), each (exception types, pattern of
+    the message, hint). JAX's errors of a function that needs values under jit are told as such.
+    Any other error raised in (or through) the student's own code is one line that names it and
+    where in their code; an error of the checker's own shows as it is."""
     try:
         yield
     except NotYet:
         raise
-    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
+    except Exception as err:  # noqa: BLE001 (re-raised unless it is the student's)
         jax = sys.modules.get("jax")
-        if jax is not None:
+        if jax is not None and library == "jax":
             _jax_error_as_hint(jax, err, what)
         message = str(err)
-        for kind, pattern, hint in (*hints, *_KNOWN_ERRORS):
+        first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
+        known = [(kind, pattern, hint) for kind, pattern, hint, libraries in _KNOWN_ERRORS
+                 if libraries is None or library in libraries]
+        for kind, pattern, hint in (*hints, *known):
             if isinstance(err, kind) and re.search(pattern, message):
-                first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
                 raise NotYet(hint.format(what=what, shapes=_shapes(message), message=first[:200])) from None
-        raise
+        where = _in_their_code(err)
+        if where is None or YOUR_TURN_MESSAGE in message:
+            raise
+        raise NotYet(f"{what} raised {type(err).__name__}: {first[:200]} ({where})") from None
 
 
 def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
@@ -399,8 +446,8 @@ def _call(student, args, device_type, what: str, hints=(), cells: int | None = N
         hint = library_calls_in_tasks(student)
         if hint:
             raise NotYet(hint)
-    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), their_errors(what, hints), \
-            _no_loop_over_cells(student, cells, what):
+    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), \
+            their_errors(what, hints, _library(device_type)), _no_loop_over_cells(student, cells, what):
         return student(*args)
 
 

@@ -7,9 +7,9 @@ state returned, one step too few, U for V, dt on some terms only, the border's w
 wrong return shape, a slip in one term of the update: `gs_course.lessons.check_slips`), and the technique is
 checked as well as the values: with JAX the function must run under `jax.jit` (the time loop and
 the images one loop on the device, the pairs one `vmap`, traced before XLA compiles anything),
-with cuPyNumeric no array may take a round trip through NumPy, the overlapped output must write
-from a second thread. Inputs are copies: a function that changes its arguments in place is judged
-on what it returns.
+with cuPyNumeric no array may take a round trip through NumPy (the saving exercise's checker is
+`gs_course.lessons.check_saving`). Inputs are copies: a function that changes its arguments in place is judged
+on what it returns (a Legate task that writes into its inputs is refused: Legate does not promise it).
 
 The notebooks call them through `gs_course.lessons.checkers`; their common ground (NotYet, compare, how a
 function is called) is `gs_course.lessons.check_core`.
@@ -19,21 +19,16 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import tempfile
-import threading
-from pathlib import Path
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
-from .legate_check import reaches_a_task
+from .legate_check import host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
-from .. import output
-from ..backends import create
-from ..output import read_frames
 
 
 # The mistakes the checkers recognise, as the values they give (float64, like the reference).
@@ -74,6 +69,17 @@ def _laplacian_mistakes(a: np.ndarray):
         yield _nearest_four(a) - counts * a, _FIVE_POINT
     yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+    rows, cols = a.shape
+    counted = window_counts(rows, cols) * a
+    one = np.pad(a, 1)
+    yield (sum(one[i : i + rows, j : j + cols] for i in range(2) for j in range(2)) - counted,
+           "the window is 2 x 2 (range(2)): the 3 x 3 window's offsets are range(3) in both directions")
+    wide = np.pad(a, 2)
+    yield (sum(wide[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counted,
+           "the grid is padded by 2, which shifts the window by a cell: pad by 1, pad(a, 1)")
+    yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
+           "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
+           "window around each cell; convolve the 2-D grid with the 2-D window")
 
 
 #: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
@@ -91,6 +97,9 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     right = reference_step(u, v, p)
     every_term = "multiply every term of the update by dt"
     yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
+    yield (((right[0] - u) / p.dt, (right[1] - v) / p.dt),
+           "it is the rates du and dv: return the new state, u + p.dt * du, v + p.dt * dv")
+    yield (right[0] - u, right[1] - v), "it is one step's change, p.dt * du: add it to the state, u + p.dt * du"
     yield right[::-1], _SWAPPED[writes]
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
     groups = tuple(GROUPS)
@@ -117,8 +126,21 @@ def _state_mistakes(rows, cols, steps):
     uses the default parameters."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
+    yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
+                                                "u, v = step(u, v, p) in one assignment")
+    yield reference_run(rows, cols, 1, PARAMS), ("it is the state after one step: start each step from the one "
+                                                 "before, u, v = step(u, v, p) in the loop (a, b = ... in a task)")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
+
+
+def _run_from_new_u(rows: int, cols: int, steps: int):
+    """(u, v) of a loop that computes V's step from U's new value (u = step(u, v)[0]; v = step(u, v)[1])."""
+    u, v = initial_state(rows, cols, np.float64)
+    for _ in range(steps):
+        u = reference_step(u, v, PARAMS)[0]
+        v = reference_step(u, v, PARAMS)[1]
+    return u, v
 
 
 def _per_array(mistakes, index: int):
@@ -159,6 +181,9 @@ def on_device(*arrays, expected, device_type: type) -> None:
             if others:
                 raise NotYet(f"array {i} holds the values of host array {others[0]}: copy each host array to its "
                              "own device array (u from u0, v from v0)")
+            if not values.any() or np.isnan(values).all():
+                raise NotYet(f"array {i} holds {'zeros' if not values.any() else 'no values'}: it was made empty "
+                             f"(zeros_like, empty...), not copied from host array {i}: copy it (u from u0, v from v0)")
             raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
                          "an array left from an earlier cell holds other values")
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
@@ -180,8 +205,15 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
     if jax is not None:
         _jaxpr(jax, student, (to_device(a),), "your Laplacian")
+    if _library(device_type) == "cupynumeric":  # the same grid again: a cache has what it needs
+        again = to_device(a.copy())
+        sent = host_arrays_sent(lambda: student(again))
+        if sent:
+            raise NotYet(f"your Laplacian copies {len(sent)} NumPy array(s) of {sent[0]} to the device at every call "
+                         "(model.window_counts(...) mixed into cnp's arithmetic?): make it a cnp array once and reuse "
+                         "it (a functools.cache'd function, as window_counts, or a name set outside)")
     ok("laplacian: right on three random odd, non-square grids, border included"
-       + (", runs under jax.jit" if jax else ""))
+       + (", runs under jax.jit" if jax else "") + device_note(student, device_type))
 
 
 def step(student, device_type: type | None = None, to_device=lambda a: a, writes: str = "return") -> None:
@@ -205,6 +237,9 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
             compare(g, w.astype(np.float32), f"your {name}_next", 1e-5,
                     itertools.chain(step_slips(u64, v64, PARAMS, index), _per_array(mistakes, index)))
         except NotYet as err:
+            earlier = still_wrong_earlier(student, _library(device_type), to_device, "your step")
+            if earlier:
+                raise NotYet(earlier) from None
             if changed:
                 raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
                              "given, then change them (or return new arrays)") from None
@@ -212,7 +247,8 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     jax = _jax(device_type)
     if jax is not None:
         _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
-    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step"))
+    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step")
+       + device_note(student, device_type))
 
 
 def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -> None:
@@ -231,16 +267,33 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet(f"your time loop unrolls into {operations} operations: it is a Python loop traced step by "
                          "step. Use lax.fori_loop so that one loop runs on the device (XLA would take minutes to "
                          "compile the unrolled steps)")
-    got = _pair(_call(student, (to_device(u0.copy()), to_device(v0.copy()), PARAMS, steps), device_type,
-                      "your time loop"), "your time loop")
+    passed = (to_device(u0.copy()), to_device(v0.copy()))
+    got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop"), "your time loop")
+    changed, task = _changed(passed, (u0, v0)), reaches_a_task(student)
+    if task and not changed:  # a task's writes into its inputs show in arrays of Legate's own only (not NumPy's memory)
+        owned = tuple(to_device(a.copy()).copy() for a in (u0, v0))
+        _call(student, (*owned, PARAMS, 2), device_type, "your time loop")
+        changed = _changed(owned, (u0, v0))
+    if task and changed:
+        raise NotYet("your task writes into its inputs (an InputArray is read only: Legate does not send what is "
+                     "written there back to the caller's array, here it changed it): write the results into the "
+                     "outputs only, np.asarray(u_out)[:] = a, and compute into new arrays (a, b = "
+                     "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
     mistakes = list(_state_mistakes(rows, cols, steps))
-    mistakes.append((want[::-1], _SWAPPED["task"] if reaches_a_task(student) else
+    mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
-    for index, (name, g, w) in enumerate(zip("uv", got, want)):
-        compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32), f"your {name} after {steps} steps",
-                PARITY_ATOL, _per_array(mistakes, index))
-    ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else ""))
+    try:
+        for index, (name, g, w) in enumerate(zip("uv", got, want)):
+            compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32),
+                    f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index))
+    except NotYet:
+        earlier = still_wrong_earlier(student, _library(device_type), to_device, "your time loop")
+        if earlier:
+            raise NotYet(earlier) from None
+        raise
+    ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
+       + _changed_note(changed, "time loop") + device_note(student, device_type))
 
 
 def _images_array(got, what: str, device_type):
@@ -282,7 +335,7 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
 def _traced(jax, function, args, what: str, hints=()):
     """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
     array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
-    with their_errors(what, hints):
+    with their_errors(what, hints, "jax"):
         try:
             return jax.make_jaxpr(function)(*args)
         except jax.errors.TracerArrayConversionError:
@@ -418,124 +471,3 @@ def _batch(student, device_type, base: Parameters) -> None:
                                   "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)")],
                                 run_slips(rows, cols, steps, p, 1)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))
-
-
-@contextlib.contextmanager
-def _watched_writers():
-    """While the student runs: every FrameWriter and BackgroundWriter made, and the thread of each
-    image written. Afterwards, writers left open are closed (their threads end) and reported, so
-    that the checker never reads a file that a thread is still writing."""
-
-    seen = {"frames": [], "background": [], "threads": []}
-    patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"))
-    originals = {key: getattr(*key) for key in patched}
-
-    def frame_init(self, *args, **kwargs):
-        seen["frames"].append(self)
-        originals[output.FrameWriter, "__init__"](self, *args, **kwargs)
-
-    def frame_write(self, frame):
-        seen["threads"].append(threading.get_ident())
-        originals[output.FrameWriter, "write"](self, frame)
-
-    def background_init(self, *args, **kwargs):
-        seen["background"].append(self)
-        originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
-
-    seen["joined"], seen["started"] = set(), []
-    start, join = threading.Thread.start, threading.Thread.join
-
-    def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
-        seen["started"].append(thread)
-        return start(thread, *args, **kwargs)
-
-    def joined(thread, *args, **kwargs):
-        seen["joined"].add(thread)
-        return join(thread, *args, **kwargs)
-
-    for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init)):
-        setattr(cls, name, replacement)
-    threading.Thread.start, threading.Thread.join = started, joined
-    threads_before = set(threading.enumerate())
-    seen["left_open"] = []
-    try:
-        yield seen
-    finally:
-        ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
-        started = set(threading.enumerate()) - threads_before - ours
-        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
-        threading.Thread.start, threading.Thread.join = start, join
-        seen["unjoined"] = [t for t in seen["started"]
-                            if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
-        for thread in started:  # still watched (their writes counted), before their writers are looked at
-            thread.join(timeout=1 if thread.daemon else 10)
-        for (cls, name), original in originals.items():
-            setattr(cls, name, original)
-        for writer in seen["background"]:
-            if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
-                seen["left_open"].append(writer)
-                with contextlib.suppress(Exception):  # the student's error, if any, is the one to show
-                    writer.close()
-        for writer in seen["frames"]:
-            if getattr(writer, "_file", None):  # None where its __init__ failed or has not finished
-                seen["left_open"].append(writer)
-                with contextlib.suppress(Exception):
-                    writer.close()
-
-
-#: h5py's words for an image of another shape than the file's: (rows, cols) it must be.
-_WRITE_ERRORS = (
-    ((TypeError, ValueError), r"[Cc]an't broadcast",
-     "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
-     "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
-)
-
-
-_ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
-_OPENED_AGAIN = ("your function opens {name} {times} times (a FrameWriter an image): each opening erases the images "
-                 "written before, or fails while another writer holds the file open. " + _ONE_WRITER)
-_BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file: closing the first closes its FrameWriter's "
-                     "file, and the next ones write to a closed file. " + _ONE_WRITER)
-
-
-def saved_images(student, backend: str, overlapped: bool = False) -> None:
-    """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
-    every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
-    and close the file. With `overlapped`, the images must be written from a second thread."""
-
-    rows, cols = _grid(np.random.default_rng())
-    nbimage, nbextrastep = 4, 7
-    caller = threading.get_ident()
-    simulation = create(backend, PARAMS, rows, cols)
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "images.h5"
-        try:
-            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
-                student(simulation, path, nbimage, nbextrastep)
-        finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
-            if len(seen["frames"]) > 1:
-                raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
-            if len(seen["background"]) > 1:
-                raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
-        if seen["alive"]:
-            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
-                         "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
-        if seen["unjoined"]:
-            raise NotYet("your writer threads are never joined: the file may be closed while one of them still "
-                         "writes. join() each thread before closing, or use a BackgroundWriter, whose close waits")
-        if seen["left_open"]:
-            raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
-                         "closing a BackgroundWriter also waits for the images still queued)")
-        if not path.is_file():
-            raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
-        frames, attributes = read_frames(path)
-    _compare_images(frames, rows, cols, nbimage, nbextrastep)
-    if not attributes.get("complete"):
-        raise NotYet("the file is not marked complete: close the writer (a with block does it)")
-    if overlapped and all(thread == caller for thread in seen["threads"]):
-        raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
-                     "second thread (wrap the FrameWriter in a BackgroundWriter)")
-    ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
-       + (", written by a second thread" if overlapped else ""))
-
-

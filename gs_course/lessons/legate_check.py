@@ -10,12 +10,23 @@ notebook, is told in one line that says what to do (`gs_course.lessons.checkers`
 
 from __future__ import annotations
 
+import dis
 import gc
 import inspect
 import types
 
+import numpy as np
+
+#: Arrays smaller than this are cuPyNumeric's bookkeeping (a shift tuple made an array), not a grid.
+_GRID_CELLS = 64
+
 #: How deep the functions a function calls are followed (the notebook's step calls its Laplacian...).
 _DEPTH = 4
+
+
+#: The instructions that read a global name (co_names also holds attribute names: model.laplacian's
+#: `laplacian` is gs_course's, not the notebook's function of that name).
+_LOADS_A_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME"}
 
 
 def _globals_used(function) -> dict:
@@ -23,7 +34,7 @@ def _globals_used(function) -> dict:
     code_objects, names = [function.__code__], set()
     while code_objects:
         code = code_objects.pop()
-        names.update(code.co_names)
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in _LOADS_A_GLOBAL)
         code_objects += [c for c in code.co_consts if isinstance(c, types.CodeType)]
     scope = {**getattr(function, "__globals__", {})}
     for cell_name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
@@ -90,3 +101,24 @@ def library_calls_in_tasks(student) -> str | None:
 def reaches_a_task(student) -> bool:
     """Whether `student` launches a Legate task of the notebook's (its outputs are written, not returned)."""
     return inspect.isfunction(student) and any(_is_legate_task(value) for value in _globals_used(student).values())
+
+
+def host_arrays_sent(call) -> list[tuple]:
+    """The shapes of the NumPy arrays of a grid's size that cuPyNumeric copied to the device while
+    `call()` ran (a NumPy operand mixed into cnp's operations, cnp.asarray of a host array): on a
+    second call with the same grid, each is a host-to-device copy made at every call."""
+    from cupynumeric.runtime import runtime
+
+    sent, original = [], runtime.find_or_create_array_thunk
+
+    def counted(obj, *args, **kwargs):
+        if isinstance(obj, np.ndarray) and obj.size >= _GRID_CELLS:
+            sent.append(obj.shape)
+        return original(obj, *args, **kwargs)
+
+    runtime.find_or_create_array_thunk = counted
+    try:
+        call()
+    finally:
+        del runtime.find_or_create_array_thunk  # the class's method again
+    return sent

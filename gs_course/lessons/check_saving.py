@@ -1,0 +1,193 @@
+"""The saving exercise's checker: V stored in an HDF5 file every `nbextrastep` steps, through
+`gs_course.output`'s FrameWriter, and with `overlapped` from a second thread (a BackgroundWriter, or
+threads of the student's own). The writers and threads the student's function makes are watched
+while it runs, so that the hint names what it did (a file opened for every image, a thread never
+joined, a writer left open) rather than the images it left in the file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import tempfile
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from .check_core import PARAMS, NotYet, _grid, ok, their_errors
+from .check_model import _compare_images
+from .. import output
+from ..backends import create
+from ..model import PARITY_ATOL, reference_run
+from ..output import read_frames
+
+
+@contextlib.contextmanager
+def _watched_writers():
+    """While the student runs: every FrameWriter and BackgroundWriter made, and the thread of each
+    image written. Afterwards, writers left open are closed (their threads end) and reported, so
+    that the checker never reads a file that a thread is still writing."""
+
+    seen = {"frames": [], "background": [], "threads": [], "queued": []}
+    patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"),
+               (output.BackgroundWriter, "write"))
+    originals = {key: getattr(*key) for key in patched}
+
+    def frame_init(self, *args, **kwargs):
+        seen["frames"].append(self)
+        originals[output.FrameWriter, "__init__"](self, *args, **kwargs)
+
+    def frame_write(self, frame):
+        seen["threads"].append(threading.get_ident())
+        originals[output.FrameWriter, "write"](self, frame)
+
+    def background_init(self, *args, **kwargs):
+        seen["background"].append(self)
+        originals[output.BackgroundWriter, "__init__"](self, *args, **kwargs)
+
+    def background_write(self, frame):  # the array itself: the writer's thread reads it later
+        seen["queued"].append(frame)
+        originals[output.BackgroundWriter, "write"](self, frame)
+
+    seen["joined"], seen["started"] = set(), []
+    start, join = threading.Thread.start, threading.Thread.join
+
+    def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
+        seen["started"].append(thread)
+        return start(thread, *args, **kwargs)
+
+    def joined(thread, *args, **kwargs):
+        seen["joined"].add(thread)
+        return join(thread, *args, **kwargs)
+
+    for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init, background_write)):
+        setattr(cls, name, replacement)
+    threading.Thread.start, threading.Thread.join = started, joined
+    threads_before = set(threading.enumerate())
+    seen["left_open"] = []
+    try:
+        yield seen
+    finally:
+        ours = {writer._thread for writer in seen["background"] if hasattr(writer, "_thread")}
+        started = set(threading.enumerate()) - threads_before - ours
+        seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
+        threading.Thread.start, threading.Thread.join = start, join
+        seen["unjoined"] = [t for t in seen["started"]
+                            if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
+        for thread in started:  # still watched (their writes counted), before their writers are looked at
+            thread.join(timeout=1 if thread.daemon else 10)
+        for (cls, name), original in originals.items():
+            setattr(cls, name, original)
+        for writer in seen["background"]:
+            if getattr(writer, "_thread", None) is not None and writer._thread.is_alive():
+                seen["left_open"].append(writer)
+                with contextlib.suppress(Exception):  # the student's error, if any, is the one to show
+                    writer.close()
+        for writer in seen["frames"]:
+            if getattr(writer, "_file", None):  # None where its __init__ failed or has not finished
+                seen["left_open"].append(writer)
+                with contextlib.suppress(Exception):
+                    writer.close()
+
+
+#: h5py's words for an image of another shape than the file's: (rows, cols) it must be.
+_WRITE_ERRORS = (
+    ((TypeError, ValueError), r"[Cc]an't broadcast",
+     "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
+     "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+    (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
+     "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
+)
+
+
+_ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
+_OPENED_AGAIN = ("your function opens {name} {times} times (a FrameWriter an image): each opening erases the images "
+                 "written before, or fails while another writer holds the file open. " + _ONE_WRITER)
+_BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file: closing the first closes its FrameWriter's "
+                     "file, and the next ones write to a closed file. " + _ONE_WRITER)
+
+
+def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
+    """Images of a simulation advanced by other counts than nbextrastep before each image: 1 step, or
+    (i + 1) x nbextrastep (advance runs that many more steps, from where the simulation is)."""
+    if frames.shape != (nbimage, rows, cols):
+        return  # _compare_images tells the shape
+    series = {"advance(1) before each image: advance(nbextrastep), the steps between two images":
+                  [i + 1 for i in range(nbimage)],
+              "advance runs that many more steps from where the simulation is, so (i + 1) x nbextrastep adds up: "
+              "advance(nbextrastep) before each image": [nbextrastep * (i + 1) * (i + 2) // 2 for i in range(nbimage)]}
+    for hint, steps in series.items():
+        if all(np.allclose(frame, reference_run(rows, cols, n, PARAMS)[1], rtol=0, atol=PARITY_ATOL)
+               for frame, n in zip(frames, steps)):
+            raise NotYet(f"your images are V after {', '.join(map(str, steps))} steps: {hint}")
+
+
+def _one_buffer(queued: list) -> bool:
+    """Whether two of the images handed to a BackgroundWriter are one array (or views of one)."""
+    hosts = [a for a in queued if isinstance(a, np.ndarray)]
+    return any(a is b or np.shares_memory(a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :])
+
+
+def _check_attributes(attributes: dict, nbimage: int, nbextrastep: int) -> None:
+    """The file's record of the run (read by the views and by `gs-course view`): steps between
+    images, their count, the model's parameters."""
+    recorded = {"nbextrastep": (nbextrastep, "the steps between two images, nbextrastep"),
+                "nbimage": (nbimage, "the number of images, nbimage")}
+    for name, (want, what) in recorded.items():
+        if attributes.get(name) != want:
+            raise NotYet(f"your images are right, but the file records {attributes.get(name)} as {what} ({want} "
+                         f"here): give FrameWriter the run's own values, FrameWriter(path, nbimage, rows, cols, "
+                         "simulation.params, nbextrastep)")
+    for name, want in vars(PARAMS).items():
+        if not np.isclose(float(attributes.get(name, np.nan)), want):
+            raise NotYet(f"your images are right, but the file records {name} = {attributes.get(name)}, not the "
+                         f"simulation's {want}: give FrameWriter simulation.params")
+
+
+def saved_images(student, backend: str, overlapped: bool = False) -> None:
+    """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
+    every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
+    and close the file. With `overlapped`, the images must be written from a second thread."""
+
+    rows, cols = _grid(np.random.default_rng())
+    nbimage, nbextrastep = 4, 7
+    caller = threading.get_ident()
+    simulation = create(backend, PARAMS, rows, cols)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "images.h5"
+        try:
+            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
+                student(simulation, path, nbimage, nbextrastep)
+        finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
+            if len(seen["frames"]) > 1:
+                raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
+            if len(seen["background"]) > 1:
+                raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
+        if seen["alive"]:
+            raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
+                         "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")
+        if seen["unjoined"]:
+            raise NotYet("your writer threads are never joined: the file may be closed while one of them still "
+                         "writes. join() each thread before closing, or use a BackgroundWriter, whose close waits")
+        if seen["left_open"]:
+            raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
+                         "closing a BackgroundWriter also waits for the images still queued)")
+        if _one_buffer(seen["queued"]):
+            raise NotYet("your images share one buffer: the writer's thread reads each image later, while you already "
+                         "overwrite it with the next one. Hand the writer a fresh array each image, "
+                         "writer.write(simulation.fetch_v())")
+        if not path.is_file():
+            raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
+        frames, attributes = read_frames(path)
+    _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep)
+    _compare_images(frames, rows, cols, nbimage, nbextrastep)
+    if not attributes.get("complete"):
+        raise NotYet("the file is not marked complete: close the writer (a with block does it)")
+    _check_attributes(attributes, nbimage, nbextrastep)
+    if overlapped and all(thread == caller for thread in seen["threads"]):
+        raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
+                     "second thread (wrap the FrameWriter in a BackgroundWriter)")
+    ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
+       + (", written by a second thread" if overlapped else ""))
+
+
