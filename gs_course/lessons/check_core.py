@@ -68,7 +68,11 @@ def device_note(student, device_type: type | None) -> str:
 
 
 def _grid(rng) -> tuple[int, int]:
-    return int(rng.integers(17, 40)) * 2 + 1, int(rng.integers(20, 45)) * 2 + 1
+    """An odd grid of a random shape, never square: on a square grid rows for cols (a transposed
+    slice or stride) gives the right values."""
+    rows = int(rng.integers(17, 40)) * 2 + 1
+    cols = int(rng.integers(20, 44)) * 2 + 1
+    return rows, cols + 2 if cols == rows else cols
 
 
 def _to_numpy(result, what: str, device_type: type | None) -> np.ndarray:
