@@ -33,7 +33,8 @@ def test_strip_launch_accepts_the_right_configuration(capsys):
     (lambda r, c, b, s: (_right(r, c, b, s)[0], (b[0], b[1] * s)), "return them unchanged"),
     (lambda r, c, b, s: ((-(-c // b[0]) + 1, -(-r // (b[1] * s))), b), "wholly outside the domain"),
     (lambda r, c, b, s: _right(r, c, b, s)[0], "return a pair \\(grid, block\\)"),
-    (lambda r, c, b, s: ((-(-c // b[0]),), b), "give two whole numbers"),
+    (lambda r, c, b, s: ((-(-c // b[0]),), b), "has one number: CuPy takes it as"),
+    (lambda r, c, b, s: ((-(-c // b[0]), 1, 1, 1), b), "give two whole numbers"),
 ])
 def test_strip_launch_names_the_mistake(student, hint):
     with pytest.raises(NotYet, match=hint):

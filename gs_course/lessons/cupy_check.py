@@ -52,6 +52,11 @@ def _dims(value, what: str) -> tuple[int, int, int]:
     return (dims + (1, 1))[:3]
 
 
+def _row_blocks(rows: int, block: tuple[int, int], strip_rows: int) -> int:
+    """The blocks along the rows that cover `rows` with strips of `strip_rows` cells."""
+    return _blocks(rows, block[1] * strip_rows)
+
+
 def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, got) -> str | None:
     """What is wrong with `got`, the (grid, block) of the strip kernel on rows x cols; None if right."""
     if not isinstance(got, tuple) or len(got) != 2 or not all(hasattr(part, "__len__") for part in got):
@@ -62,12 +67,15 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
                 "launch takes integers (np.ceil gives floats: round up in integers, -(-n // per_block))")
     (*grid, depth), got_block = _dims(got[0], "grid"), _dims(got[1], "block")
     grid = tuple(grid)
+    if len(got[0]) == 1 and _row_blocks(rows, block, strip_rows) > 1:
+        return (f"your grid {got[0]!r} has one number: CuPy takes it as ({got[0][0]}, 1), a single block along the "
+                f"rows; give the blocks along the columns (x) then along the rows (y)")
     if got_block != (*block, 1):
         return f"your block is {got[1]}: a block's threads are given ({block}), return them unchanged"
     if depth != 1:
         return (f"your grid {got[0]} has {depth} layers of blocks along z: the strip kernel does not use blockIdx.z, so "
                 f"each layer computes the same cells again; z is 1 (or leave it out)")
-    want = (_blocks(cols, block[0]), _blocks(rows, block[1] * strip_rows))
+    want = (_blocks(cols, block[0]), _row_blocks(rows, block, strip_rows))
     if grid == want:
         return None
     where = f"on {rows} x {cols} with blocks of {block[0]} x {block[1]} threads, {strip_rows} rows each"
