@@ -237,6 +237,23 @@ check.saved_images(save_images, BACKEND, overlapped=True)
 """, FAIL, "no file at path", name="a writer made in a thread that fails"),
     Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(np.stack([simulation.fetch_v()] * 2))"),
          FAIL, "another shape than an image", name="two images a call"),
+    Case("cupy 7", """
+import queue, threading
+def save_images(simulation, path, nbimage, nbextrastep):
+    images = queue.Queue(maxsize=1)
+    def write():  # an image transposed: the writer raises, the thread ends, the queue fills
+        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+            for _ in range(nbimage):
+                writer.write(images.get().T)
+    thread = threading.Thread(target=write)
+    thread.start()
+    for _ in range(nbimage):
+        simulation.advance(nbextrastep)
+        images.put(simulation.fetch_v())
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True, time_limit_s=3)
+""", FAIL, "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died, its queue full"),
     # --- Synthesis ------------------------------------------------------------------------------
     Case("synthesis 1", (), PASS, "mass: one per image"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.sum(axis=(1, 2)).astype(np.float64)"),

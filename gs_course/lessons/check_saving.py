@@ -23,10 +23,12 @@ from ..output import read_frames
 
 
 @contextlib.contextmanager
-def _watched_writers():
-    """While the student runs: every FrameWriter and BackgroundWriter made, and the thread of each
-    image written. Afterwards, writers left open are closed (their threads end) and reported, so
-    that the checker never reads a file that a thread is still writing."""
+def _watched_writers(runner: threading.Thread | None = None):
+    """While the student runs (in `runner`, a daemon thread of the checker's): every FrameWriter and
+    BackgroundWriter made, and the thread of each image written. Afterwards, writers left open are
+    closed (their threads end) and reported, so that the checker never reads a file that a thread
+    is still writing. The threads the student starts are their own: not daemons for being started
+    from `runner` (a thread inherits its starter's), as they would not be from the notebook."""
 
     seen = {"frames": [], "background": [], "threads": [], "queued": []}
     patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"),
@@ -53,6 +55,8 @@ def _watched_writers():
     start, join = threading.Thread.start, threading.Thread.join
 
     def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
+        if runner is not None and threading.current_thread() is runner and thread.daemon:
+            thread.daemon = False
         seen["started"].append(thread)
         return start(thread, *args, **kwargs)
 
@@ -144,20 +148,53 @@ def _check_attributes(attributes: dict, nbimage: int, nbextrastep: int) -> None:
                          f"simulation's {want}: give FrameWriter simulation.params")
 
 
-def saved_images(student, backend: str, overlapped: bool = False) -> None:
+class _Limited:
+    """`function(*args)` in a daemon thread of its own, started (and waiting) before the writers are
+    watched, so that it is none of the student's threads: a writer thread of theirs that died
+    leaves their loop blocked on a full queue for ever, and the cell must come back."""
+
+    def __init__(self, function, *args):
+        self._go, self._outcome = threading.Event(), {}
+        self.thread = threading.Thread(target=self._run, args=(function, args), daemon=True,
+                                       name="gs-course checker: your function")
+        self.thread.start()
+
+    def _run(self, function, args) -> None:
+        self._go.wait()
+        try:
+            function(*args)
+        except BaseException as err:  # noqa: BLE001 (raised again in the checker's thread)
+            self._outcome["error"] = err
+
+    def within(self, seconds: float) -> None:
+        """Run it; its exception raised here; NotYet where it has not returned in `seconds`."""
+        self._go.set()
+        self.thread.join(seconds)
+        if self.thread.is_alive():
+            raise NotYet(f"your function has not returned after {seconds:g} s on a few small images: a writer "
+                         "thread that stopped (an exception in it) leaves the loop waiting on its queue for ever. "
+                         "Call the writer's code in line once to see its error")
+        if "error" in self._outcome:
+            raise self._outcome["error"]
+
+
+def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: float = 60) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
-    and close the file. With `overlapped`, the images must be written from a second thread."""
+    and close the file. With `overlapped`, the images must be written from a second thread.
+    `time_limit_s`: how long the checker's few small images may take before it gives up on them."""
 
+    if backend == "cupynumeric":
+        raise ValueError("saved_images runs the student's function off the main thread, where Legate's calls fail")
     rows, cols = _grid(np.random.default_rng())
     nbimage, nbextrastep = 4, 7
-    caller = threading.get_ident()
     simulation = create(backend, PARAMS, rows, cols)
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "images.h5"
+        run = _Limited(student, simulation, path, nbimage, nbextrastep)
         try:
-            with _watched_writers() as seen, their_errors("your function", _WRITE_ERRORS):
-                student(simulation, path, nbimage, nbextrastep)
+            with _watched_writers(run.thread) as seen, their_errors("your function", _WRITE_ERRORS):
+                run.within(time_limit_s)
         finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
             if len(seen["frames"]) > 1:
                 raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
@@ -184,7 +221,7 @@ def saved_images(student, backend: str, overlapped: bool = False) -> None:
     if not attributes.get("complete"):
         raise NotYet("the file is not marked complete: close the writer (a with block does it)")
     _check_attributes(attributes, nbimage, nbextrastep)
-    if overlapped and all(thread == caller for thread in seen["threads"]):
+    if overlapped and all(thread == run.thread.ident for thread in seen["threads"]):
         raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
                      "second thread (wrap the FrameWriter in a BackgroundWriter)")
     ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
