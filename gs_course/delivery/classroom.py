@@ -33,8 +33,7 @@ from pathlib import Path
 
 from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config
 from ..devices import _nvidia_smi, gpus
-from . import instructor
-from .instructor import nbval_command, sized_environment
+from .instructor import load as load_instructor_check, nbval_command, sized_environment
 from ..measurement import records
 from .. import paths
 from ..sizing import legate_fbmem_mib
@@ -391,7 +390,7 @@ def times_alone(path: str | Path, notebooks: list[Path], size: str) -> dict[str,
     the times alone a classroom is held to; a ClassroomError where the record cannot serve: another
     size, a notebook missing or failed."""
     try:
-        record = instructor.load(path)
+        record = load_instructor_check(path)
     except (OSError, ValueError) as err:
         raise ClassroomError(f"--alone {path}: {err}") from None
     if record["size"] != size or record.get("free_gb") is not None:
