@@ -195,9 +195,7 @@ for halo in (2, 4, 8):
     final)  # the last commit's GPU checks: while cuPyNumeric travels, the suite without it and the
       # checkers' harness; then Legate's wait, the suite's files that use cuPyNumeric, the instructor
       # check, a classroom of 16 then 24 held to the check's times alone, the small-GPU rehearsals
-      step 420 0 tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy bash -c 'python3 -m gs_course.cli doctor
-        python3 -m pytest -rA -p no:cacheprovider -n 8 -m "not packaging and not browser" --ignore=tests/test_notebooks.py \
-          --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests'
+      suite 420 numpy,jax,cupy
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
       step 150 0 legate-wait python3 -c "$LEGATE_WAIT"
