@@ -169,6 +169,25 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
     assert "## 4 student(s): FAILED" in classroom.markdown(record)
 
 
+def test_a_ramp_interrupted_in_a_larger_classroom_keeps_the_record_of_those_it_finished(tmp_path, monkeypatch):
+    """Ctrl-C (or a time limit's SIGTERM) during the 4 students: the record of 1 and 2 is on disk."""
+    students_run = classroom.Classroom.run
+
+    def run_until_four(room):
+        if room.students == 4:
+            raise KeyboardInterrupt
+        return students_run(room)
+
+    monkeypatch.setattr(classroom.Classroom, "_run_notebook", lambda room, student, notebook, folder:
+                        classroom.Attempt(student, notebook.name, True, 10.0, None))
+    monkeypatch.setattr(classroom.Classroom, "run", run_until_four)
+    with pytest.raises(KeyboardInterrupt):
+        classroom.check([tmp_path / "a.ipynb"], [1, 2, 4], 0, 60, "small", tmp_path / "out")
+    record = classroom.load(tmp_path / "out" / "classroom.json")
+    assert [step["students"] for step in record["steps"]] == [1, 2] and record["largest_passing"] == 2
+    assert "## 2 student(s): passed" in (tmp_path / "out" / "classroom.md").read_text()
+
+
 def _instructor_record(path, size="full", free_gb=None, **seconds_or_none):
     """An instructor check's record: notebook name -> seconds (None: it failed)."""
     rows = [{"notebook": name, "passed": sec is not None, "seconds": sec or 3.0, "peak_mib": None}

@@ -29,10 +29,10 @@
 #   again      the checkers' tests and those that failed at 8ed603d, while cuPyNumeric travels; then
 #              cuPyNumeric's tests and the instructor check of the CuPy and cuPyNumeric notebooks
 #   checkers   the checkers' GPU tests and the harness's GPU cases (CuPy, no cuPyNumeric)
-#   final      the last commit's checks: the suite (without cuPyNumeric while it travels, then the
-#              files that use it), the checkers' harness, how long Legate's waits hold, the instructor
+#   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
 #              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
-#              (classroom.json), the small-GPU rehearsals at 4 and 2 GB free
+#              (classroom.json, saved after each), the suite (the files that use cuPyNumeric, then
+#              the rest), the small-GPU rehearsals at 4 and 2 GB free
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
 #              four cases of `bench` again at those defaults
@@ -85,34 +85,6 @@ wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has
   # shellcheck disable=SC1091
   source .gpuwheels/install-on-gpu-host.sh >&2
 }
-
-#: Does each of cuPyNumeric's waits hold the clock until the work is done, on the full grid? 320 steps
-#: issued, then the time after a blocking fence, after one value read, after V fetched.
-LEGATE_WAIT='
-import time
-import numpy as np
-from legate.core import get_legate_runtime
-from gs_course import backends
-from gs_course.parameters import Parameters
-from gs_course.workload import FULL
-for form in ("slices", "convolve", "task"):
-    sim = backends.create("cupynumeric", Parameters(), FULL.rows, FULL.cols, form)
-    sim.advance(32)
-    sim.fetch_v()
-    for wait in ("fence", "synchronize"):
-        start = time.perf_counter()
-        sim.advance(320)
-        issued = time.perf_counter() - start
-        if wait == "fence":
-            get_legate_runtime().issue_execution_fence(block=True)
-        else:
-            sim.synchronize()
-        waited = time.perf_counter() - start
-        sim.fetch_v()
-        fetched = time.perf_counter() - start
-        print(f"{form:9} {wait:12} issued {issued:7.3f} s  waited {waited:7.3f} s  fetched {fetched:7.3f} s", flush=True)
-'
-export LEGATE_WAIT
 
 #: The four cases of several steps a launch (issue 32), and the tests of the two that fuse steps.
 MULTISTEP=(cupy/strip cupy/multistep jax/stacked jax/pallas)
@@ -192,20 +164,21 @@ for halo in (2, 4, 8):
       step 300 0 checker-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
         -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py tests/test_check_kernel.py
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu ;;
-    final)  # the last commit's GPU checks: while cuPyNumeric travels, the suite without it and the
-      # checkers' harness; then Legate's wait, the suite's files that use cuPyNumeric, the instructor
-      # check, a classroom of 16 then 24 held to the check's times alone, the small-GPU rehearsals
-      suite 420 numpy,jax,cupy
+    final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness; then the
+      # instructor check (its times alone), classrooms of 16 then 24 held to them, the suite's files
+      # that use cuPyNumeric, the rest of the suite, the small-GPU rehearsals. A cell is stopped
+      # after 200 s (a hang must not take the session's device time).
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
-      step 150 0 legate-wait python3 -c "$LEGATE_WAIT"
+      step 360 0 check env PYTEST_ADDOPTS=--timeout=200 python3 -m gs_course.cli instructor-check \
+        --out "$out/check" 3 2 1 4
+      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 16,24 --stagger 2 \
+        --timeout 140 --alone "$out/check/instructor-check.json" --out "$out/classroom"
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
-      step 600 0 check python3 -m gs_course.cli instructor-check --out "$out/check" 3 2 1 4
-      step "${CLASSROOM_S:-1200}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 16,24 --stagger 3 \
-        --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      suite 420 numpy,jax,cupy
       for free in 4 2; do
         step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --free-gb "$free" \
           --out "$out/small-gpu-${free}gb" 3 2 1 4

@@ -406,22 +406,29 @@ def times_alone(path: str | Path, notebooks: list[Path], size: str) -> dict[str,
 
 
 def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
-         root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None) -> dict:
+         root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None, on_step=None) -> dict:
     """Each classroom size of `counts` in turn (a first step of one student alone gives the times
     the others are held to, unless `alone` gives them), stopping after the first that fails; the
-    payload of the record."""
+    payload of the record. `on_step` gets the payload so far after each step, so that a ramp
+    interrupted in a large classroom keeps the smaller ones it finished."""
     steps = []
+
+    def so_far() -> dict:
+        passing = [step["students"] for step in steps if step_ok(step)]
+        return {"size": size, "stagger_s": stagger_s, "timeout_s": timeout_s, "notebooks": [n.name for n in notebooks],
+                "slowdown_limit": SLOWDOWN_LIMIT, "alone": alone, "steps": steps,
+                "largest_passing": max(passing, default=None)}
+
     for students in counts:
         step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log)
         steps.append(step)
         if students == 1 and step["passed"]:
             alone = {a["notebook"]: a["seconds"] for a in step["attempts"]}
+        if on_step is not None:
+            on_step(so_far())
         if not step_ok(step):
             break
-    passing = [step["students"] for step in steps if step_ok(step)]
-    return {"size": size, "stagger_s": stagger_s, "timeout_s": timeout_s, "notebooks": [n.name for n in notebooks],
-            "slowdown_limit": SLOWDOWN_LIMIT, "alone": alone, "steps": steps,
-            "largest_passing": max(passing, default=None)}
+    return so_far()
 
 
 def ramp_counts(students: int | None, ramp_text: str | None, alone_given: bool = False) -> list[int]:
@@ -489,15 +496,21 @@ def summary_figures(record: dict) -> dict:
 
 def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
           out: Path | None, alone: dict[str, float] | None = None) -> bool:
-    """The classroom check from the command line: True when the largest classroom asked for passed."""
+    """The classroom check from the command line: True when the largest classroom asked for passed.
+    The record is saved after each classroom size, so Ctrl-C (or a time limit's SIGTERM) in the next
+    one loses none that finished."""
+    def save(payload: dict) -> str:
+        record = records.record(KIND, payload, schema=SCHEMA)
+        text = markdown(record)
+        if out is not None:
+            records.save(record, out / "classroom.json")
+            (out / "classroom.md").write_text(text)
+        return text
+
     with _sigterm_as_ctrl_c():
-        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone)
-    record = records.record(KIND, payload, schema=SCHEMA)
-    text = markdown(record)
-    print("\n" + text)
+        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save)
+    print("\n" + save(payload))
     if out is not None:
-        records.save(record, out / "classroom.json")
-        (out / "classroom.md").write_text(text)
         print(f"saved {out / 'classroom.json'} and {out / 'classroom.md'}")
     return payload["largest_passing"] == counts[-1]
 
