@@ -264,6 +264,10 @@ class CupynumericTask(Simulation):
         while steps:
             now = min(steps, self.steps_per_task)
             out = cupynumeric.empty_like(self._uv)
+            # Launching a task can block without letting go of Python's lock while the task before
+            # it, a Python function, waits for that lock (the H200, 071d6c7: the benchmark's loop
+            # hung so). The blocking fence lets it finish first: it waits with the lock released.
+            _wait_for_legate()
             if _processors() > 1:
                 self._prefetch_halos()
             run(self._uv, out, now, p.du, p.dv, p.feed, p.kill, p.dt)
@@ -278,9 +282,8 @@ class CupynumericTask(Simulation):
         The prefetch blocks without letting go of Python's lock, and the task before it, a Python
         function, needs that lock to finish: on the H200 the benchmark's loop of tasks hung so,
         the prefetch waiting for the task and the task for the lock (one run in two of the
-        cuPyNumeric notebook). The blocking fence first lets every task issued finish (it waits
-        with the lock released). One processor has one piece, no halo: no prefetch at all."""
-        _wait_for_legate()
+        cuPyNumeric notebook). The caller's blocking fence first lets every task issued finish.
+        One processor has one piece, no halo: no prefetch at all."""
         grow = (0, self.steps_per_task, self.steps_per_task)
         get_legate_runtime().prefetch_bloated_instances(as_logical_array(self._uv).data, grow, grow)
 
