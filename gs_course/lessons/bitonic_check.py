@@ -1,0 +1,162 @@
+"""The checker of tutorial 4's bitonic sort step, as `kernel_check`'s kernels are checked: by its
+values, on an NVIDIA GPU tried first in a separate process, else compiled and run on the CPU with
+the launches in both orders (a race shows), else "not checked"; the direction read from the code.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from . import analysis, cuda_on_cpu
+from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
+from .kernel_check import _gpu, _not_checked, _spaceless
+
+
+# --- Exercise: a bitonic sort kernel ----------------------------------------------------------------------
+
+_BITONIC_MAIN = r"""
+    const int n = N;
+    const unsigned int threads = n < 256 ? n : 256;
+    for (int k = 2; k <= n; k *= 2)
+        for (int j = k / 2; j > 0; j /= 2)
+            launch(dim3(n / threads), dim3(threads), false, reverse, [&] { bitonic_step(values, j, k, n); });
+"""
+
+
+def _padded(values: np.ndarray) -> np.ndarray:
+    n = 1 << max(0, values.size - 1).bit_length()
+    return np.concatenate([values, np.full(n - values.size, np.inf, np.float32)])
+
+
+def _trial_bitonic(body: str) -> None:
+    """The child's side of the bitonic kernel's trial: one sort of a small array, no checking."""
+    import cupy
+
+    try:
+        kernel = analysis.bitonic_kernel(cupy, body)
+        analysis.bitonic_sort(kernel, cupy.asarray(np.random.default_rng().random(1000, dtype=np.float32)))
+    except cupy.cuda.compiler.CompileException:
+        return
+    cupy.cuda.Device().synchronize()
+
+
+def _sorted_on_cpu(body: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """`values` sorted by the kernel on the CPU, its threads in order and in reverse order."""
+    padded = _padded(values)
+    main = _BITONIC_MAIN.replace("N", str(padded.size))
+    kernel = analysis.BITONIC_KERNEL.replace("BODY", body)
+    runs = cuda_on_cpu.run_checked(kernel, {"values": padded}, main, [({}, {"reverse": False}), ({}, {"reverse": True})])
+    return tuple(run["values"][:values.size] for run in runs)
+
+
+def _one_thread_a_pair(code: str) -> bool:
+    """Whether the code (spaces removed) lets one thread of each pair act: partner > i, or bit j of i 0."""
+    return bool(re.search(r"partner>i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\)|partner>=i", code))
+
+
+def _bitonic_hint(code: str) -> str:
+    """The usual cause of a wrong sort, where the code shows it (the values have shown that it is wrong)."""
+    if not ("values[i]=" in code and "values[partner]=" in code):
+        return "an exchange writes both values[i] and values[partner]"
+    if not re.search(r"&k\b|\bk&", code):
+        return "the direction of a pair comes from i & k: ascending where it is 0"
+    return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
+
+
+def _bitonic_network(values: np.ndarray, ascending) -> np.ndarray:
+    """`values` (a power of two of them) after the course's steps with the direction of each pair
+    `ascending(i, j, k)` (the right one: (i & k) == 0), every pair exchanged by its lower thread."""
+    v, i = values.copy(), np.arange(values.size)
+    k = 2
+    while k <= v.size:
+        j = k // 2
+        while j > 0:
+            partner = i ^ j
+            a, b = v, v[partner]
+            swap = (partner > i) & ((a > b) == ascending(i, j, k))
+            low, high = i[swap], partner[swap]
+            v[low], v[high] = v[high], v[low].copy()
+            j //= 2
+        k *= 2
+    return v
+
+
+def _lost(values: np.ndarray, got: np.ndarray) -> bool:
+    """Whether `got` holds a value that is not among `values` or more often than there: an exchange
+    that lost one (the +inf padding sorted into the first values is misplaced, not lost)."""
+    kept, times = np.unique(got[np.isfinite(got)], return_counts=True)
+    known, available = np.unique(values, return_counts=True)
+    at = np.minimum(np.searchsorted(known, kept), known.size - 1)
+    return bool((known[at] != kept).any() or (times > available[at]).any())
+
+
+_DIRECTION = "the direction of a pair comes from bit k of i, ascending where (i & k) == 0"
+
+#: Directions other than (i & k) == 0: how each is written (spaces removed), and what it is.
+_WRONG_DIRECTIONS = (
+    (lambda i, j, k: (i & (k - 1)) == 0, r"k-1", f"{_DIRECTION}: i & (k - 1) tests the bits below k"),
+    (lambda i, j, k: (i & j) == 0, r"i&j\b|\bj&i", f"{_DIRECTION}: i & j is the bit that picks the pair, not its direction"),
+    (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
+    (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
+    (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
+     f"every pair is put in ascending order, the direction ignored (every subsequence sorted the same way): {_DIRECTION}, "
+     "so that the halves merged next are one ascending, one descending"),
+)
+
+
+def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | None:
+    """The hint of the wrong direction whose sort gives `got`; where several give it, the one the
+    code (spaces removed) is written with, else the last (the direction ignored, where it is one:
+    under partner > i, (i & j) == 0 is always true)."""
+    found = [(written, hint) for direction, written, hint in _WRONG_DIRECTIONS
+             if np.array_equal(got, _bitonic_network(_padded(values), direction)[:values.size])]
+    return next((hint for written, hint in found if re.search(written, code)), found[-1][1] if found else None)
+
+
+def bitonic_step(body: str):
+    """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
+    random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
+    `sort(values)` (None without a GPU)."""
+    code = _spaceless(body)
+    rng = np.random.default_rng()
+    cupy = _gpu()
+    if cupy is not None:
+        trial_in_a_child("gs_course.lessons.bitonic_check:_trial_bitonic", body)
+        with _gpu_errors_as_hints(cupy):
+            kernel = analysis.bitonic_kernel(cupy, body)
+            sizes = (1000, 4096, 2**16 + 3)
+            sorts = [(values, analysis.bitonic_sort(kernel, cupy.asarray(values)).get(), None)
+                     for values in (rng.random(size, dtype=np.float32) for size in sizes)]
+    elif cuda_on_cpu.compiler() is not None:
+        kernel, sizes = None, (1000, 37)
+        sorts = [(values, *_sorted_on_cpu(body, values)) for values in (rng.random(s, dtype=np.float32) for s in sizes)]
+    else:
+        return _not_checked("your bitonic sort kernel")
+    for values, got, reversed_order in sorts:
+        want = np.sort(values)
+        if np.array_equal(got, want) and (reversed_order is None or np.array_equal(reversed_order, want)):
+            continue
+        padded_descending = np.sort(_padded(values))[::-1]
+        if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size]):
+            if not _one_thread_a_pair(code):  # both threads of each pair swap it: it ends the wrong way round
+                raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
+                             "and thread partner share a pair: only the one with partner > i may compare and swap")
+            raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
+        direction = _wrong_direction(code, values, got)
+        if direction:
+            raise NotYet(direction)
+        if _lost(values, got):
+            if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
+                raise NotYet("values were lost or duplicated by the exchange itself: read both values first "
+                             "(a = values[i], b = values[partner]), then write values[i] = b, values[partner] = a")
+            raise NotYet("values were lost or duplicated: " + _bitonic_hint(code))
+        if reversed_order is not None and not np.array_equal(got, reversed_order):
+            raise NotYet("the result depends on the order the threads run in (a race): " + _bitonic_hint(code))
+        first = int(np.argmax(got[1:] < got[:-1]))
+        raise NotYet(f"not sorted ({values.size:,} values): {got[first]} comes before {got[first + 1]} at index "
+                     f"{first}; {_bitonic_hint(code)}")
+    where = "" if cupy is not None else " (run on the CPU, the threads in both orders)"
+    ok(f"bitonic sort: {', '.join(f'{s:,}' for s in sizes)} random values sorted as numpy.sort sorts them{where}")
+    return (lambda values: analysis.bitonic_sort(kernel, values)) if kernel is not None else None
