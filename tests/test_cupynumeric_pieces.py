@@ -113,6 +113,25 @@ def test_one_processor_has_one_piece_and_no_halo_prefetch(monkeypatch):
     assert sim.steps_done == 12 and prefetches == []
 
 
+def test_each_task_is_launched_after_a_blocking_fence(monkeypatch):
+    """Launching the task can keep Python's lock while the task before it, a Python function, waits
+    for that lock (the H200's benchmark hung so, on one GPU): every launch waits for the tasks before."""
+    from gs_course.backends import cupynumeric_backend as cn_backend
+    from gs_course.parameters import Parameters
+
+    events = []
+    fence = cn_backend._wait_for_legate
+    monkeypatch.setattr(cn_backend, "_wait_for_legate", lambda: (events.append("fence"), fence()))
+    launch = cn_backend.steps_task(4)
+    monkeypatch.setattr(cn_backend, "steps_task", lambda steps: lambda *args: (events.append("launch"), launch(*args)))
+    sim = backends.create("cupynumeric", Parameters(), 17, 23, "task", steps_per_task=4)
+    events.clear()
+    sim.advance(12)
+    sim.synchronize()
+    launches = [i for i, event in enumerate(events) if event == "launch"]
+    assert len(launches) == 3 and all(events[i - 1] == "fence" for i in launches), events
+
+
 def test_the_cuda_runtime_of_pips_cuda12_wheels_is_loaded_before_legate(tmp_path):
     """The CUDA 12 image could not import cuPyNumeric ("libcudart.so.12: cannot open shared object
     file"): pip puts the runtime in site-packages/nvidia/cuda_runtime/lib, off the loader's path.

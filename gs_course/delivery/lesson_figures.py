@@ -367,27 +367,37 @@ def jax_bench(results: dict) -> str:
 
 # --- The classroom check (README) -------------------------------------------------------------------
 
-def classroom_summary(record: dict) -> str:
-    """The README's paragraph on a classroom on one GPU: the largest that passed, how much slower
-    its students ran than one alone, one student's GPU memory at most, the first failure beyond."""
+def classroom_summary(record: dict, name: str = "classroom.json") -> str:
+    """The README's paragraph on a classroom on one GPU (the record results/<machine>/`name`): the
+    largest that passed and how much slower its students ran than one alone; where none passed,
+    what the last size tried did; one student's GPU memory at most, and what that holds by memory."""
     prov = record["provenance"]
     figures = classroom.summary_figures(record)
     text = (f"On one {prov['gpu'] or 'CPU'} ({prov['date'][:10]}, commit {prov['commit']}, `results/"
-            f"{records.machine_name(prov['gpu'])}/classroom.json`), students started {record['stagger_s']:g} s apart "
-            f"ran {', '.join(record['notebooks'])} in that order at {record['size']} size, each in its own "
-            f"kernels: ")
-    if figures["largest"] is None:
-        text += "no classroom size tried passed"
+            f"{records.machine_name(prov['gpu'])}/{name}`), students started {record['stagger_s']:g} s apart "
+            f"ran {', '.join(record['notebooks'])}{' in that order' * (len(record['notebooks']) > 1)} at "
+            f"{record['size']} size, each in its own kernels: ")
+    step = next((s for s in record["steps"] if s["students"] == figures["largest"]), record["steps"][-1])
+    ratios = [a["slowdown"] for a in step["attempts"] if a["slowdown"] is not None]
+    slowest = f"the slowest notebook {max(ratios):.2f} times its time for one student alone" if ratios else ""
+    if figures["largest"] is not None:
+        text += f"{figures['largest']} at once passed every notebook ({step['wall_s']:.0f} s in all{'; ' * bool(slowest)}{slowest})"
+    elif step["passed"]:
+        within = sum(all(a["slowdown"] <= record["slowdown_limit"] for a in step["attempts"] if a["student"] == student)
+                     for student in range(1, step["students"] + 1))
+        text += (f"with {step['students']} at once every notebook passed, {within} of the students within "
+                 f"{record['slowdown_limit']:g}x of their times alone ({slowest})")
     else:
-        text += f"{figures['largest']} at once passed every notebook ({figures['wall_s']:.0f} s in all"
-        if figures["worst_slowdown"] is not None:
-            text += f"; the slowest notebook {figures['worst_slowdown']:.2f} times its time for one student alone"
-        text += ")"
-    if figures["peak_mib"] is not None:
-        peak = figures["peak_mib"]
+        everyone = [n for n in record["notebooks"]
+                    if sum(a["passed"] for a in step["attempts"] if a["notebook"] == n) == step["students"]]
+        text += (f"no classroom size tried passed; with {step['students']} at once, "
+                 f"{', '.join(everyone) or 'no notebook'} passed for every student")
+    peaks = [a["peak_mib"] for a in step["attempts"] if a["passed"] and a["peak_mib"] is not None]
+    if peaks:
+        peak = max(peaks)
         (first, n), *others = [(gb, gb * 10**9 // (peak * 2**20)) for gb in (16, 40, 80, 141)]
-        text += (f". Each of those students' processes took at most {peak:,} MiB of GPU memory: by memory "
-                 f"alone, a GPU with {first} GB free holds about {n} students, "
+        text += (f". Each student's processes took at most {peak:,} MiB of GPU memory in the notebooks that "
+                 f"passed: by memory alone, a GPU with {first} GB free holds about {n} students, "
                  + ", ".join(f"{gb} GB about {count}" for gb, count in others))
     failure = figures["first_failure"]
     if failure:
@@ -404,6 +414,8 @@ def bench_record(name: str):
 #: Renderer name -> (the loader of its record for a machine, the text from the record).
 RENDERERS = {
     "classroom-summary": (lambda machine: classroom.load(result_path(machine, "classroom.json")), classroom_summary),
+    "classroom-cupynumeric-summary": (lambda machine: classroom.load(result_path(machine, "classroom-cupynumeric.json")),
+                                      lambda record: classroom_summary(record, "classroom-cupynumeric.json")),
     "cupy-formulations": (bench_record("bench"), cupy_formulations),
     "cupy-output": (bench_record("bench"), cupy_output),
     "cupy-step-range": (bench_record("bench"), cupy_step_range),
