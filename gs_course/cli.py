@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import __version__, backends, sizing
+from . import __version__, backends, paths, sizing
 from .delivery import doctor, handout, run_command
 from .delivery.exit_codes import EXIT_FAILURE, EXIT_INTERRUPTED, EXIT_USAGE, UsageError, failure  # noqa: F401 (EXIT_USAGE: the command line's contract)
 from .output import RunFileError, check_writable
@@ -201,13 +201,12 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _writable_folder(option: str, folder: str | None) -> Path | None:
-    """The folder an option names, checked before anything runs (a benchmark is not lost at its end)."""
+    """The folder an option names, made where only it is missing, checked before anything runs."""
     if folder is None:
         return None
-    if not Path(folder).is_dir():
-        raise UsageError(f"{option} {folder} is not a folder")
-    if not os.access(folder, os.W_OK):
-        raise UsageError(f"{option} {folder} cannot be written (read-only or not yours): give a folder you can write")
+    problem = paths.output_folder_problem(option, folder)
+    if problem:
+        raise UsageError(problem)
     return Path(folder)
 
 

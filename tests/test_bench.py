@@ -156,8 +156,8 @@ def test_bench_command_runs_each_library_in_its_own_process(tmp_path, capsys, mo
 
 
 @pytest.mark.parametrize("args, message", [(["--budget", "0"], "--budget must be > 0"),
-                                           (["--output-dir", "/no/such"], "--output-dir /no/such is not a folder"),
-                                           (["--out", "/no/such"], "--out /no/such is not a folder"),
+                                           (["--output-dir", "/no/such"], "--output-dir /no/such: no such folder, nor /no: make it first"),
+                                           (["--out", "/no/such"], "--out /no/such: no such folder, nor /no: make it first"),
                                            (["--repeats", "0"], "--repeats must be at least 1")])
 def test_bench_bad_input(args, message, capsys):
     assert main(["bench", "--quick", *args]) == 2

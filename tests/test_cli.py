@@ -190,3 +190,14 @@ def test_run_takes_its_grid_from_the_course_choice_and_says_so(capsys, monkeypat
     out = capsys.readouterr().out
     assert out.startswith("GS_COURSE_SIZE=small: running 135 x 240 (")
     assert "Gray-Scott 135 x 240, 1 images x 1 steps" in out
+
+
+def test_an_output_folder_is_made_where_only_it_is_missing(tmp_path):
+    """A classroom's `--out results/new` made before it runs, not refused (a site's first run lost
+    its classroom so); a missing parent, or a file, gets one line that says what to do."""
+    from gs_course import paths
+
+    assert paths.output_folder_problem("--out", tmp_path / "new") is None and (tmp_path / "new").is_dir()
+    assert "make it first (mkdir -p" in paths.output_folder_problem("--out", tmp_path / "a" / "b")
+    (tmp_path / "file").write_text("")
+    assert paths.output_folder_problem("--out", tmp_path / "file") == f"--out {tmp_path / 'file'} is a file, not a folder: give a folder"

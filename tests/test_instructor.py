@@ -96,7 +96,7 @@ def test_a_helper_that_fails_says_why_in_one_line():
 @pytest.mark.parametrize("args, said", [
     (["--free-gb", "0"], "--free-gb must be > 0 GB"),
     (["--free-gb", "2", "--students", "2"], "--free-gb is the single check's"),
-    (["--out", "/no/such/folder"], "--out /no/such/folder is not a folder"),
+    (["--out", "/no/such/folder"], "--out /no/such/folder: no such folder, nor /no/such: make it first"),
 ])
 def test_instructor_check_refuses_bad_options_in_one_line(args, said, capsys):
     assert main(["instructor-check", *args]) == 2

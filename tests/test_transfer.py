@@ -105,7 +105,7 @@ def test_without_a_gpu_the_command_says_so_shows_the_recorded_figures_and_writes
 
 
 @pytest.mark.parametrize("args, message", [(["--max-size", "0"], "--max-size must be at least 1 MiB"),
-                                           (["--out", "/no/such/folder"], "--out /no/such/folder is not a folder")])
+                                           (["--out", "/no/such/folder"], "--out /no/such/folder: no such folder, nor /no/such: make it first")])
 def test_transfer_bad_input(args, message, capsys):
     assert main(["transfer", *args]) == 2
     assert message in capsys.readouterr().err

@@ -84,7 +84,7 @@ def test_the_sweep_needs_a_gpu_and_says_so(monkeypatch):
 @pytest.mark.parametrize("args, said", [
     (["--budget", "0"], "--budget must be > 0 seconds"),
     (["--apply-best"], "--apply-best writes multistep-defaults.diff to --out FOLDER"),
-    (["--out", "/no/such/folder"], "--out /no/such/folder is not a folder"),
+    (["--out", "/no/such/folder"], "--out /no/such/folder: no such folder, nor /no/such: make it first"),
 ])
 def test_tune_refuses_bad_options_in_one_line(args, said, capsys):
     assert main(["tune", *args]) == 2

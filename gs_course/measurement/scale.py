@@ -25,7 +25,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import backends
+from .. import backends, paths
 from ..devices import gpus
 from ..parameters import Parameters
 from . import records
@@ -250,8 +250,9 @@ def run_command(args: argparse.Namespace) -> int:
     if args.backend not in ENVIRONMENTS:
         raise ScaleError(f"scale runs {', '.join(ENVIRONMENTS)}, not {args.backend!r}")
     out = Path(args.out)
-    if not out.is_dir():
-        raise ScaleError(f"--out {out} is not a folder")
+    problem = paths.output_folder_problem("--out", out)
+    if problem:
+        raise ScaleError(problem)
     devices = args.devices or list(range(1, max(2, len(gpus())) + 1))
     _check_devices(devices)
     options = _options(args.option)  # input checked before the backend loads: it may not be installed
