@@ -117,6 +117,8 @@ def _parser() -> argparse.ArgumentParser:
     instructor.add_argument("--free-gb", type=float, metavar="B",
                             help="rehearse a small GPU: a helper process holds all but B GB of the GPU's memory while "
                             "the notebooks run (needs CuPy and a GPU)")
+    instructor.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
+                            help="a notebook running longer is stopped, with its kernels, and fails (default 1200)")
     classroom = instructor.add_argument_group(
         "a classroom on one GPU",
         "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
@@ -132,8 +134,6 @@ def _parser() -> argparse.ArgumentParser:
                            "classroom of one student")
     classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
                            help="seconds between two students' starts (default 5)")
-    classroom.add_argument("--timeout", type=float, default=1200.0, metavar="SECONDS",
-                           help="a notebook running longer is stopped and fails (default 1200)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -278,7 +278,8 @@ def _classroom(args: argparse.Namespace) -> int:
     try:
         passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out, alone)
     except KeyboardInterrupt:
-        print("\ngs-course: interrupted: every student's notebook was stopped; nothing written", file=sys.stderr)
+        print("\ngs-course: interrupted: every student's notebook was stopped"
+              f"{'; the classroom sizes finished are in --out' if out else ''}", file=sys.stderr)
         return EXIT_INTERRUPTED
     return 0 if passed else EXIT_FAILURE
 
@@ -297,10 +298,16 @@ def _instructor_check(args: argparse.Namespace) -> int:
     out = _writable_folder("--out", args.out)
     if args.summary:
         check_writable(args.summary)
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be > 0 seconds, got {args.timeout:g}")
     try:
-        passed = instructor.check(args.notebooks, size, args.summary, out, args.free_gb)
+        passed = instructor.check(args.notebooks, size, args.summary, out, args.free_gb, args.timeout)
     except (instructor.NotebookError, instructor.FreeMemoryError) as err:
         raise UsageError(str(err)) from None
+    except KeyboardInterrupt:
+        print("\ngs-course: interrupted: the running notebook and its kernels were stopped; nothing written",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0 if passed else EXIT_FAILURE
 
 

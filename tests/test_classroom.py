@@ -15,7 +15,7 @@ import nbformat
 import pytest
 from nbformat.v4 import new_code_cell, new_notebook, new_output
 
-from gs_course.delivery import classroom, instructor, lesson_figures
+from gs_course.delivery import classroom, instructor, lesson_figures, processes
 from gs_course.cli import main
 from gs_course.devices import gpus
 from gs_course.measurement import records
@@ -42,7 +42,7 @@ def test_nvidia_smi_per_process_memory_is_parsed_from_its_csv():
 
 def test_each_student_counts_its_own_process_tree_and_nothing_else():
     parents = {**PARENTS, 496: 495}  # a grandchild of student 492 too
-    assert classroom.process_tree(492, parents) == {492, 495, 496}
+    assert processes.process_tree(492, parents) == {492, 495, 496}
     sampler = classroom.MemorySampler(gpu_index=0)
     sampler.watch(492)
     sampler.watch(493)
@@ -260,7 +260,7 @@ def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
     deadline = time.time() + 120
     tree = set()
     while time.time() < deadline:  # until both students' kernels run
-        tree = classroom.process_tree(proc.pid, classroom._parents())
+        tree = processes.process_tree(proc.pid, processes.parent_ids())
         kernels = [pid for pid in tree if "ipykernel" in _read(pid, "cmdline")]
         if len(kernels) == 2:
             break
@@ -269,5 +269,37 @@ def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130 and "every student's notebook was stopped" in err
-    assert not [pid for pid in tree - {proc.pid} if classroom.running(pid)], "a child outlived the classroom"
+    assert not [pid for pid in tree - {proc.pid} if processes.running(pid)], "a child outlived the classroom"
     assert json.dumps(err).count("Traceback") == 0
+
+
+def test_the_instructor_check_stops_a_stuck_notebook_and_goes_on(tmp_path, capsys):
+    """A notebook past --timeout fails in one line; the next notebook still runs."""
+    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
+    start = time.monotonic()
+    assert main(["instructor-check", "--size", "small", "--timeout", "25", stuck, _passing(tmp_path)]) == 1
+    assert time.monotonic() - start < 200, "the check waited for the notebook's own end"
+    out = capsys.readouterr().out
+    assert "stuck.ipynb: stopped after 25 s: the notebook's time limit (--timeout)" in out
+    assert "| stuck.ipynb | FAIL | " in out and "| passing.ipynb | pass | " in out
+
+
+def test_sigterm_stops_the_instructor_check_with_its_notebook_and_kernel(tmp_path):
+    """On the H200 a step's time limit (`timeout`, SIGTERM) stopped the check alone: its nbval run
+    and kernel went on, holding 7 GB of the GPU. Now they end with it."""
+    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
+    proc = subprocess.Popen([sys.executable, "-m", "gs_course.cli", "instructor-check", "--size", "small", stuck],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=paths.ROOT)
+    deadline = time.time() + 120
+    tree = set()
+    while time.time() < deadline:  # until the notebook's kernel runs
+        tree = processes.process_tree(proc.pid, processes.parent_ids())
+        if any("ipykernel" in _read(pid, "cmdline") for pid in tree):
+            break
+        time.sleep(0.5)
+    assert len(tree) > 2, "the notebook never started"
+    proc.terminate()
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "the running notebook and its kernels were stopped" in err
+    time.sleep(2)  # a kernel whose parent ended polls for it
+    assert not [pid for pid in tree - {proc.pid} if processes.running(pid)], "a child outlived the check"

@@ -21,7 +21,7 @@ def notebooks_faked(monkeypatch):
     """run_notebook and doctor replaced: 3_... passes with a peak, 1_... fails unmeasured."""
     ran = []
 
-    def run_notebook(notebook, size, root=None):
+    def run_notebook(notebook, size, root=None, timeout_s=None):
         ran.append((notebook.name, size))
         passed = not notebook.name.startswith("1_")
         return instructor.Row(notebook.name, passed, 12.4, 3031 if passed else None)

@@ -23,12 +23,6 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   today      while cuPyNumeric travels, the benchmark of `bench`'s cases and cupy/persistent, JAX's
-#              compiled programs (jax-compiled.json), the persistent kernel's options; once it is
-#              here the whole suite, then classrooms of 1 and 16 students
-#   again      the checkers' tests and those that failed at 8ed603d, while cuPyNumeric travels; then
-#              cuPyNumeric's tests and the instructor check of the CuPy and cuPyNumeric notebooks
-#   checkers   the checkers' GPU tests and the harness's GPU cases (CuPy, no cuPyNumeric)
 #   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
 #              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
 #              (classroom.json, saved after each), the suite (the files that use cuPyNumeric, then
@@ -131,39 +125,6 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    today)  # while cuPyNumeric travels: the fast formulations' benchmark, JAX's compiled programs, the
-      # persistent kernel's options; then the whole suite and the classroom
-      step 300 0 bench python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" cupy/persistent --no-output \
-        --budget 10 --out "$out/bench"
-      step 120 0 compiled python3 -m gs_course.measurement.compiled --out "$out/compiled"
-      step 150 0 persistent-sweep python3 -c '
-from gs_course import backends
-from gs_course.measurement import bench
-from gs_course.parameters import Parameters
-from gs_course.workload import FULL
-for halo in (2, 4, 8):
-    for chunk in (4, 8):
-        sim = backends.create("cupy", Parameters(), FULL.rows, FULL.cols, "persistent", halo=halo, chunk=chunk)
-        print(halo, chunk, sim.tiles, round(bench.time_simulation(sim, FULL, 4, 3)["seconds"], 4), flush=True)'
-      wait_for_cupynumeric 600
-      suite 600
-      step "${CLASSROOM_S:-900}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 3 \
-        --timeout 420 --out "$out/classroom" ;;
-    again)  # after the first run's fixes: the checkers' and the failed tests while cuPyNumeric travels,
-      # then cuPyNumeric's and the CuPy and cuPyNumeric notebooks' instructor check
-      step 300 0 tests-gpu env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
-        -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py \
-        tests/test_check_kernel.py tests/test_check.py tests/test_analysis.py tests/test_memory_kinds.py \
-        tests/test_multiprocess.py tests/test_classroom.py tests/test_multistep.py tests/test_transfer.py \
-        tests/test_cupy_topics.py tests/test_cuda_core_route.py
-      wait_for_cupynumeric 400
-      step 200 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rs \
-        -p no:cacheprovider -q -n 4 tests/test_cupynumeric_pieces.py tests/test_course_environment.py
-      step 300 0 check python3 -m gs_course.cli instructor-check --out "$out/check" 3 2 ;;
-    checkers)  # the checkers' GPU tests and their harness's GPU cases (CuPy only)
-      step 300 0 checker-tests env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupy python3 -m pytest -rs -p no:cacheprovider \
-        -q -n 8 tests/test_check_gpu.py tests/test_check_harness.py tests/test_check_classes.py tests/test_check_kernel.py
-      step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu ;;
     final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness; then the
       # instructor check (its times alone), classrooms of 16 then 24 held to them, the suite's files
       # that use cuPyNumeric, the rest of the suite, the small-GPU rehearsals. A cell is stopped
@@ -183,14 +144,6 @@ for halo in (2, 4, 8):
         step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --free-gb "$free" \
           --out "$out/small-gpu-${free}gb" 3 2 1 4
       done ;;
-    last)  # what 'final' had left when its host was given back: the instructor check, then 16 students
-      # on the cuPyNumeric notebook alone, then on the four
-      wait_for_cupynumeric 300
-      step 300 0 check python3 -m gs_course.cli instructor-check --out "$out/check" 3 2 1 4
-      step 200 0 classroom-cupynumeric python3 -m gs_course.cli instructor-check --students 16 --stagger 2 \
-        --timeout 120 --alone "$out/check/instructor-check.json" --out "$out/classroom-cupynumeric" 2
-      step 600 0 classroom python3 -m gs_course.cli instructor-check --students 16 --stagger 2 \
-        --timeout 120 --alone "$out/check/instructor-check.json" --out "$out/classroom" 3 2 1 4 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }

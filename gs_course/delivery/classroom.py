@@ -19,9 +19,7 @@ and Ctrl-C (or SIGTERM) stops every child before returning.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
-import os
 import re
 import signal
 import subprocess
@@ -37,6 +35,7 @@ from .instructor import load as load_instructor_check, nbval_command, sized_envi
 from ..measurement import records
 from .. import paths
 from ..sizing import legate_fbmem_mib
+from .processes import parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree
 
 KIND, SCHEMA = "classroom", 1
 #: The school's teaching order, by notebook number: CuPy, cuPyNumeric, JAX, the synthesis.
@@ -62,35 +61,6 @@ def compute_apps(table: str) -> dict[int, int]:
         if len(fields) == 2 and all(field.isdigit() for field in fields):
             found[int(fields[0])] = found.get(int(fields[0]), 0) + int(fields[1])
     return found
-
-
-def _parents() -> dict[int, int]:
-    """{pid: parent pid} of every process this machine's /proc shows."""
-    parents = {}
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/stat") as stat:
-                # the name, in parentheses, may hold spaces: the fields after its last ')' are fixed
-                parents[int(entry.name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
-        except (OSError, IndexError, ValueError):
-            continue  # ended meanwhile
-    return parents
-
-
-def process_tree(root: int, parents: dict[int, int]) -> set[int]:
-    """`root` and every process descended from it."""
-    children: dict[int, list[int]] = {}
-    for pid, parent in parents.items():
-        children.setdefault(parent, []).append(pid)
-    tree, todo = set(), [root]
-    while todo:
-        pid = todo.pop()
-        if pid not in tree:
-            tree.add(pid)
-            todo += children.get(pid, [])
-    return tree
 
 
 class MemorySampler:
@@ -140,7 +110,7 @@ class MemorySampler:
             table = _nvidia_smi(f"--id={self.gpu_index}", "--query-compute-apps=pid,used_memory",
                                 "--format=csv,noheader,nounits")
             if table is not None:
-                self.sample(table, _parents())
+                self.sample(table, parent_ids())
 
     def __enter__(self) -> MemorySampler:
         if self.gpu_index is not None:
@@ -151,30 +121,6 @@ class MemorySampler:
         self._done.set()
         if self._thread.is_alive():
             self._thread.join()
-
-
-def running(pid: int) -> bool:
-    """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except (OSError, IndexError):
-        return False
-
-
-def stop_tree(pid: int, grace_s: float = 5.0) -> None:
-    """End process `pid` and every process it started (by their ids): SIGTERM, then SIGKILL to
-    those still there after `grace_s`."""
-    tree = process_tree(pid, _parents())
-    for each in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(each, signal.SIGTERM)
-    deadline = time.monotonic() + grace_s
-    while time.monotonic() < deadline and any(running(each) for each in tree):
-        time.sleep(0.1)
-    for each in tree:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.kill(each, signal.SIGKILL)
 
 
 # --- what a student would see -------------------------------------------------------------------
@@ -324,19 +270,6 @@ class Classroom:
             stop_tree(proc.pid)
         for thread in threads:
             thread.join()
-
-
-@contextlib.contextmanager
-def _sigterm_as_ctrl_c():
-    """SIGTERM stops the classroom as Ctrl-C does (every child ended); the old handler comes back."""
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    replaced = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL if replaced is None else replaced)
 
 
 # --- a step of the ramp, the ramp, the record ------------------------------------------------------
@@ -507,7 +440,7 @@ def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s:
             (out / "classroom.md").write_text(text)
         return text
 
-    with _sigterm_as_ctrl_c():
+    with sigterm_as_ctrl_c():
         payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save)
     print("\n" + save(payload))
     if out is not None:

@@ -28,6 +28,7 @@ from ..devices import GpuMemoryPeak, gpus
 from ..measurement import records
 from .. import paths
 from .doctor import doctor
+from .processes import sigterm_as_ctrl_c, stop_tree
 
 KIND, SCHEMA = "instructor-check", 1
 
@@ -80,13 +81,26 @@ def sized_environment(size: str, **settings: str) -> dict[str, str]:
     return env
 
 
-def run_notebook(notebook: Path, size: str, root: Path = paths.ROOT) -> Row:
-    """One notebook through nbval in a child pytest, the GPU's memory sampled meanwhile."""
+def run_notebook(notebook: Path, size: str, root: Path = paths.ROOT, timeout_s: float | None = None) -> Row:
+    """One notebook through nbval in a child pytest, the GPU's memory sampled meanwhile; past
+    `timeout_s` (or at Ctrl-C, re-raised) the child and its kernels are stopped, and it fails."""
     print(f"\nrunning {notebook.name} ({size} size) ...", flush=True)
     start = time.perf_counter()
     with GpuMemoryPeak() as memory:
-        done = subprocess.run(nbval_command(notebook, root), cwd=root, env=sized_environment(size))
-    return Row(notebook.name, done.returncode == 0, time.perf_counter() - start, memory.mib)
+        # A session of its own: the terminal's Ctrl-C reaches this process, which stops the whole tree.
+        child = subprocess.Popen(nbval_command(notebook, root), cwd=root, env=sized_environment(size),
+                                 start_new_session=True)
+        try:
+            child.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            stop_tree(child.pid)
+            child.wait()
+            print(f"\n{notebook.name}: stopped after {timeout_s:.0f} s: the notebook's time limit (--timeout)", flush=True)
+        except KeyboardInterrupt:
+            stop_tree(child.pid)
+            child.wait()
+            raise
+    return Row(notebook.name, child.returncode == 0, time.perf_counter() - start, memory.mib)
 
 
 def _peak(row: dict, on_gpu: bool) -> str:
@@ -176,25 +190,28 @@ def payload(rows: list[Row], size: str, free_gb: float | None, held: int | None)
             "notebooks": [dataclasses.asdict(row) for row in rows]}
 
 
-def run_all(solved: list[Path], size: str, free_gb: float | None) -> dict:
+def run_all(solved: list[Path], size: str, free_gb: float | None, timeout_s: float | None = None) -> dict:
     """Doctor, then each notebook; the payload. With `free_gb`, all else of the GPU held meanwhile."""
     if free_gb is None:
         doctor()
-        return payload([run_notebook(notebook, size) for notebook in solved], size, None, None)
+        return payload([run_notebook(notebook, size, timeout_s=timeout_s) for notebook in solved], size, None, None)
     with FreeMemoryHolder(int(free_gb * 1e9)) as holder:
         print(f"a helper holds {holder.held:,} bytes of the GPU's memory: {free_gb:g} GB are left free")
         doctor()
-        return payload([run_notebook(notebook, size) for notebook in solved], size, free_gb, holder.held)
+        return payload([run_notebook(notebook, size, timeout_s=timeout_s) for notebook in solved], size, free_gb,
+                       holder.held)
 
 
 def check(wanted: list[str], size: str, summary_path: str | Path | None = None, out: Path | None = None,
-          free_gb: float | None = None) -> bool:
-    """Doctor, then the notebooks (all of solutions/, or those `wanted`); True when all pass. The
-    record goes to `out` (a folder), its Markdown summary to `summary_path`."""
+          free_gb: float | None = None, timeout_s: float | None = None) -> bool:
+    """Doctor, then the notebooks (all of solutions/, or those `wanted`), each stopped past
+    `timeout_s`; True when all pass. The record goes to `out` (a folder), its Markdown summary to
+    `summary_path`. SIGTERM stops it as Ctrl-C does, the running notebook's kernels with it."""
     solved = solved_notebooks()
     if wanted:
         solved = select_notebooks(solved, wanted)
-    result = records.record(KIND, run_all(solved, size, free_gb), schema=SCHEMA)
+    with sigterm_as_ctrl_c():
+        result = records.record(KIND, run_all(solved, size, free_gb, timeout_s), schema=SCHEMA)
     print("\n" + table(result))
     if out is not None:
         path = records.save(result, out / f"{record_name(free_gb)}.json")

@@ -1,0 +1,78 @@
+"""The processes a check starts, and all they start in turn (nbval, its Jupyter kernels, Legate's
+children): found by their parent ids in /proc, so that a notebook stopped at its time limit, or
+by Ctrl-C, leaves no kernel holding the GPU (a signal to the check alone does not reach them: on
+the H200 a kernel outlived its instructor check, stopped by `timeout`, and kept 7 GB).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+
+
+def parent_ids() -> dict[int, int]:
+    """{pid: parent pid} of every process this machine's /proc shows."""
+    parents = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as stat:
+                # the name, in parentheses, may hold spaces: the fields after its last ')' are fixed
+                parents[int(entry.name)] = int(stat.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, IndexError, ValueError):
+            continue  # ended meanwhile
+    return parents
+
+
+def process_tree(root: int, parents: dict[int, int]) -> set[int]:
+    """`root` and every process descended from it."""
+    children: dict[int, list[int]] = {}
+    for pid, parent in parents.items():
+        children.setdefault(parent, []).append(pid)
+    tree, todo = set(), [root]
+    while todo:
+        pid = todo.pop()
+        if pid not in tree:
+            tree.add(pid)
+            todo += children.get(pid, [])
+    return tree
+
+
+def running(pid: int) -> bool:
+    """Whether process `pid` still runs (a zombie, ended but not yet waited for, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def stop_tree(pid: int, grace_s: float = 5.0) -> None:
+    """End process `pid` and every process it started (by their ids): SIGTERM, then SIGKILL to
+    those still there after `grace_s`."""
+    tree = process_tree(pid, parent_ids())
+    for each in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGTERM)
+    deadline = time.monotonic() + grace_s
+    while time.monotonic() < deadline and any(running(each) for each in tree):
+        time.sleep(0.1)
+    for each in tree:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGKILL)
+
+
+@contextlib.contextmanager
+def sigterm_as_ctrl_c():
+    """SIGTERM stops a check as Ctrl-C does (every child ended); the old handler comes back."""
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    replaced = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL if replaced is None else replaced)
