@@ -24,7 +24,7 @@
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
-#              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
+#              check (instructor-check.json), classrooms of 12, 16, 20 held to its times alone
 #              (classroom.json, saved after each), the suite (the files that use cuPyNumeric, then
 #              the rest), the small-GPU rehearsals at 4 and 2 GB free
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
@@ -96,12 +96,12 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       suite 900 ;;
     check)
       wait_for_cupynumeric 400
-      step 600 0 check python3 -m gs_course.cli instructor-check --out "$out/check" \
+      step 600 0 check python3 -m gs_course.cli instructor-check --timeout 200 --out "$out/check" \
         --summary "$out/check/instructor-check.md" 3 2 1 4 ;;
     small)
       wait_for_cupynumeric 400
       for free in 4 2; do
-        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --free-gb "$free" \
+        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$free" \
           --out "$out/small-gpu-${free}gb" 3 2 1 4
       done ;;
     classroom)
@@ -126,22 +126,21 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
     final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness; then the
-      # instructor check (its times alone), classrooms of 16 then 24 held to them, the suite's files
-      # that use cuPyNumeric, the rest of the suite, the small-GPU rehearsals. A cell is stopped
-      # after 200 s (a hang must not take the session's device time).
+      # instructor check (its times alone), classrooms of 12, 16, 20 held to them (each saved as it
+      # ends), the suite's files that use cuPyNumeric, the rest of the suite, the small-GPU
+      # rehearsals. A notebook is stopped after 150 s (a hang must not take the session's device time).
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
-      step 360 0 check env PYTEST_ADDOPTS=--timeout=200 python3 -m gs_course.cli instructor-check \
-        --out "$out/check" 3 2 1 4
-      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 16,24 --stagger 2 \
-        --timeout 140 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
+      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 12,16,20 --stagger 2 \
+        --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
       suite 420 numpy,jax,cupy
       for free in 4 2; do
-        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --free-gb "$free" \
+        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$free" \
           --out "$out/small-gpu-${free}gb" 3 2 1 4
       done ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
