@@ -95,3 +95,61 @@ PLAYTEST_3_MODEL = [
     Case("cupynumeric 1", ("v = cnp.asarray(v0)", "v = cnp.zeros_like(u)"), FAIL, "holds zeros: it was made empty",
          name="v made with zeros_like"),
 ]
+
+_CONVOLVE = "cnp.convolve(a, window, mode=\"same\") - counts * a"
+#: The CuPy step's two updates, each written from the state as changed so far.
+_IN_TURN = ("return u + p.dt * du, v + p.dt * dv",
+            "u = u + p.dt * du\n    v = v + p.dt * (p.dv * laplacian(v) + u * v * v - (p.feed + p.kill) * v)\n    return u, v")
+
+#: Playtest 4b's wrong answers of the Laplacian, step and convolve exercises, and right ones written otherwise.
+PLAYTEST_4_MODEL = [
+    Case("cupynumeric 5", (_CONVOLVE, "laplacian(a)"), FAIL, "never calls cnp.convolve", name="no convolve at all"),
+    Case("cupynumeric 5", (_CONVOLVE, "cnp.convolve(cnp.convolve(a, cnp.ones((1, 3), dtype=np.float32), mode=\"same\"), "
+                           "cnp.ones((3, 1), dtype=np.float32), mode=\"same\") - counts * a"), PASS, "laplacian: right",
+         name="two separable convolves"),
+    Case("cupynumeric 5", ("window = cnp.ones((3, 3), dtype=np.float32)", "window = cnp.full((3, 3), 1.0, cnp.float32)",
+                           _CONVOLVE, "np.convolve(a, window, \"same\") - counts * a"), PASS, "laplacian: right",
+         name="np.convolve of cnp arrays, the window as cnp.full"),
+    Case("cupynumeric 5", (_CONVOLVE, "cnp.convolve(window, a, mode=\"same\") - counts * a"), FAIL,
+         "the grid comes first", name="the window and the grid swapped"),
+    Case("cupynumeric 5", ("counts * a", "window_counts(*a.shape[::-1]) * a"), FAIL, "one the other transposed",
+         name="the counts of (cols, rows)"),
+    Case("cupy 1", ("counts = window_counts(rows, cols)", "counts = window_counts(cols, rows)"), FAIL,
+         "one the other transposed", name="window_counts(cols, rows)"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(int), 1)", "return window_sum - counts * a",
+                    "return (window_sum - counts * a.astype(int)).astype(a.dtype)"), FAIL,
+         "^(?!.*u_out).*integer array truncates", name="integer arrays"),
+    Case("cupynumeric 2", ("padded = cnp.pad(a, 1)", "padded = cnp.pad(a, 1).astype(cnp.int32)"), FAIL,
+         "integer array truncates", name="the padded grid as int32"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(xp.float64), 1).astype(xp.float32)"), PASS,
+         "laplacian: right", name="padded in float64, back to float32"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)\n    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))\n"
+                    "    return window_sum - counts * a",
+                    "return xp.roll(a, 1, 0) + xp.roll(a, -1, 0) + xp.roll(a, 1, 1) + xp.roll(a, -1, 1) - 4 * a"), FAIL,
+         "five-point stencil.*np.roll wraps around", name="the five-point stencil with np.roll"),
+    Case("cupynumeric 2", ("for i in range(3) for j in range(3))", "for i, j in [(0, 1), (1, 0), (1, 1), (1, 2), (2, 1)])"),
+         FAIL, "five-point cross", name="the five-point window with the 3 x 3 counts"),
+    Case("cupynumeric 5", ("window = cnp.ones((3, 3), dtype=np.float32)", "window = cnp.ones((5, 5), dtype=np.float32)"),
+         FAIL, "the window is 5 x 5", name="a 5 x 5 window"),
+    Case("cupy 1", ("return window_sum - counts * a", "return window_sum - counts"), FAIL, "counts alone",
+         name="the counts without * a"),
+    Case("cupynumeric 5", (_CONVOLVE, "cnp.convolve(a, window, mode=\"same\") - counts"), FAIL, "counts alone",
+         name="the counts without * a"),
+    Case("cupy 1", ("return window_sum - counts * a", "return window_sum - 8 * a"), FAIL, "includes the cell itself",
+         name="8 * a subtracted"),
+    Case("cupy 1", ("return window_sum - counts * a", "return window_sum - (counts * a)"), PASS, "laplacian: right",
+         name="the product in brackets"),
+    Case("cupy 2", ("p.feed * (1 - u)", "p.feed * 1 - u"), FAIL, "brackets: p.feed \\* \\(1 - u\\)", name="p.feed * 1 - u"),
+    Case("cupy 2", ("(p.feed + p.kill) * v", "p.feed + p.kill * v"), FAIL, "brackets: - \\(p.feed \\+ p.kill\\) \\* v",
+         name="- p.feed + p.kill * v"),
+    Case("cupy 2", ("p.feed * (1 - u)", "(p.feed - p.feed * u)", "(p.feed + p.kill) * v", "p.feed * v - p.kill * v"), PASS,
+         "step: right", name="the brackets multiplied out"),
+    Case("cupy 2", _IN_TURN, FAIL, "V's update uses the new U", name="V from the new U"),
+    Case("cupynumeric 3", ("v + p.dt * dv", "v + p.dt * du"), FAIL, "V's update adds du", name="V's update adds du"),
+    Case("cupynumeric 3", ("u + p.dt * du, v + p.dt * dv", "u + 0.5 * p.dt * du, v + 0.5 * p.dt * dv"), FAIL,
+         "half a dt", name="half a dt"),
+    Case("cupynumeric 3", ("p.feed * (1 - u)\n", "p.feed * (1 - u) - p.kill * u\n"), FAIL, "extra - p.kill \\* u",
+         name="an extra - p.kill * u in du"),
+    Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "u_next = u + p.dt * du\n    return u_next, v + p.dt * dv"),
+         PASS, "step: right", name="u_next named first"),
+]
