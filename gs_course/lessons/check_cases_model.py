@@ -119,6 +119,8 @@ PLAYTEST_4_MODEL = [
     Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(int), 1)", "return window_sum - counts * a",
                     "return (window_sum - counts * a.astype(int)).astype(a.dtype)"), FAIL,
          "^(?!.*u_out).*integer array truncates", name="integer arrays"),
+    Case("cupy 1", ("return window_sum - counts * a", "return xp.zeros_like(a)"), FAIL, "^(?!.*u_out).*holds zeros only",
+         name="zeros returned (no task's advice outside the task)"),
     Case("cupynumeric 2", ("padded = cnp.pad(a, 1)", "padded = cnp.pad(a, 1).astype(cnp.int32)"), FAIL,
          "integer array truncates", name="the padded grid as int32"),
     Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(xp.float64), 1).astype(xp.float32)"), PASS,
