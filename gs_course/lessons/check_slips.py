@@ -84,6 +84,8 @@ def _slips() -> list[Slip]:
              lambda u, v, lu, lv, p: _DEFAULTS.feed * (1 - u)),
         Slip("u_feed", "brackets: p.feed * (1 - u); without them (p.feed * 1 - u) the whole of u is subtracted",
              lambda u, v, lu, lv, p: p.feed - u),
+        Slip("u_feed", "brackets: p.feed * (1 - u); without them (1 - u * p.feed) p.feed multiplies u alone",
+             lambda u, v, lu, lv, p: 1 - p.feed * u),
         *(Slip("v_loss", "brackets: - (p.feed + p.kill) * v; without them only p.kill multiplies v",
                lambda u, v, lu, lv, p, s=s: -p.feed + s * p.kill * v) for s in (1, -1)),
         *(Slip("u_feed", f"U's update has an extra {extra} term: du = p.du * laplacian(u) - uvv + p.feed * (1 - u) "
