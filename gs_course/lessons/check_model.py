@@ -159,15 +159,15 @@ _DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the
                        "given (p), not the notebook's params")
 
 
-def _state_mistakes(rows, cols, steps):
+def _state_mistakes(rows, cols, steps, task: bool = False):
     """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
-    uses the default parameters."""
+    uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
     yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
                                                 "u, v = step(u, v, p) in one assignment")
-    yield reference_run(rows, cols, 1, PARAMS), ("it is the state after one step: start each step from the one "
-                                                 "before, u, v = step(u, v, p) in the loop (a, b = ... in a task)")
+    each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
+    yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
 
@@ -344,7 +344,7 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                      "outputs only, np.asarray(u_out)[:] = a, and compute into new arrays (a, b = "
                      "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
-    mistakes = list(_state_mistakes(rows, cols, steps))
+    mistakes = list(_state_mistakes(rows, cols, steps, task))
     mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     try:
