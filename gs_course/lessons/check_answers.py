@@ -290,7 +290,7 @@ def laplacian_convolve(a):
     counts = window_counts(*a.shape)
     return cnp.convolve(a, window, mode="same") - counts * a
 
-check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarray)
+check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarray, uses="convolve")
 """),
     "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
     "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),

@@ -92,10 +92,11 @@ def _close(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
     return got.shape == want.shape and bool(np.allclose(got, want, rtol=0, atol=atol))
 
 
-def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=()) -> None:
+def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=(), written_by: str = "") -> None:
     """`got` must have `want`'s shape, dtype float32 and values to `atol`. `mistakes`: (value a
     common mistake gives, what it is), tried in order when the values are off, so that the hint
-    names the mistake instead of a distance."""
+    names the mistake instead of a distance. `written_by`: how the exercise's outputs are written,
+    told where they hold zeros only."""
     if got.shape != want.shape:
         raise NotYet(f"{what} has shape {got.shape}, expected {want.shape}")
     if got.dtype != np.float32:
@@ -108,7 +109,7 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
         raise NotYet(f"{what} was never written: it still holds what its array held before")
     if not got.any() and want.any():  # a task's output is handed over fresh: zeros, whatever was in it
         raise NotYet(f"{what} holds zeros only: it was never written (an array from empty_like or zeros that "
-                     "nothing filled; a task writes its outputs through np.asarray(u_out)[:] = ...)")
+                     f"nothing filled{written_by})")
     for value, mistake in mistakes:
         if _close(got, np.asarray(value, np.float64), max(atol, 1e-4)):
             raise NotYet(f"{what} is off: {mistake}")
@@ -312,6 +313,12 @@ _KNOWN_ERRORS = (
      "(xp.asarray) or compute it with xp's functions", None),
     (AttributeError, r"'Parameters' object has no attribute",
      "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)", None),
+    ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\((\d+),\s*(\d+)\).*\(\2,\s*\1\)",
+     "{what} combines arrays of shapes {shapes}, one the other transposed: rows and cols swapped (a.shape is "
+     "(rows, cols): window_counts(rows, cols))", None),
+    ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(\d,\s*\d\)",
+     "{what} combines the grid with an array of the window's size ({shapes}): the grid comes first, "
+     "cnp.convolve(a, window, mode=\"same\"), whose result is of the grid's shape", ("cupynumeric",)),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
                               r"operands could not be",
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "

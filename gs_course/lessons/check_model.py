@@ -22,10 +22,10 @@ import itertools
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
-from .legate_check import host_arrays_sent, reaches_a_task
+from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
@@ -33,10 +33,10 @@ from ..parameters import Parameters
 
 # The mistakes the checkers recognise, as the values they give (float64, like the reference).
 
-def _window_sum(a: np.ndarray, mode: str) -> np.ndarray:
+def _window_sum(a: np.ndarray, mode: str, size: int = 3) -> np.ndarray:
     rows, cols = a.shape
-    padded = np.pad(a, 1, mode=mode)
-    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))
+    padded = np.pad(a, size // 2, mode=mode)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(size) for j in range(size))
 
 
 #: Laplacians with the border handled otherwise than the model, and what each is.
@@ -63,11 +63,39 @@ _FIVE_POINT = ("it is the five-point stencil (the four nearest neighbours): the 
                "window, all eight neighbours, the diagonals included")
 
 
+def _rolled_four(a: np.ndarray) -> np.ndarray:
+    """The sum of each cell's four nearest neighbours, wrapped around at the border (np.roll)."""
+    return sum(np.roll(a, shift, axis) for shift in (1, -1) for axis in (0, 1))
+
+
+#: Laplacians of another stencil than the 3 x 3 window (the border left out, as the model's), and what each is.
+_STENCIL_MISTAKES = (
+    *((lambda a, c=c: _nearest_four(a) - c(a) * a, _FIVE_POINT)  # each cell's own count of neighbours, or 4
+      for c in (lambda a: _nearest_four(np.ones_like(a)), lambda a: 4)),
+    (lambda a: _nearest_four(a) + a - window_counts(*a.shape) * a,
+     "the window is the five-point cross (the cell and its four nearest neighbours): the model's is the 3 x 3 "
+     "window, all nine cells, the diagonals included"),
+    (lambda a: _rolled_four(a) - 4 * a,
+     "it is the five-point stencil (the four nearest neighbours) and np.roll wraps around the border: the model "
+     "sums over the 3 x 3 window, all eight neighbours, those outside the grid left out"),
+    *((lambda a, c=c: _window_sum(a, "constant", 5) - c(a) * a,
+       "the window is 5 x 5: the model's is 3 x 3 (cnp.ones((3, 3)), offsets range(3))")
+      for c in (lambda a: window_counts(*a.shape), lambda a: _window_sum(np.ones_like(a), "constant", 5),
+                lambda a: 25)),
+)
+
+_INTEGER = ("an integer array truncates the values (between 0 and 1) to 0 (astype(int), an int dtype): keep the "
+            "arrays float32")
+
+
 def _laplacian_mistakes(a: np.ndarray):
-    yield from ((wrong(a), hint) for wrong, hint in _BORDER_MISTAKES)
-    for counts in (_nearest_four(np.ones_like(a)), 4):  # each cell's own count of neighbours, or 4 everywhere
-        yield _nearest_four(a) - counts * a, _FIVE_POINT
-    yield _window_sum(a, "constant"), "it is the window sum: subtract counts * a (each cell's count times its value)"
+    yield from ((wrong(a), hint) for wrong, hint in (*_BORDER_MISTAKES, *_STENCIL_MISTAKES))
+    window_sum, counts = _window_sum(a, "constant"), window_counts(*a.shape)
+    yield window_sum, "it is the window sum: subtract counts * a (each cell's count times its value)"
+    yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
+    for eight in (8, counts - 1):
+        yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
+               "an edge, 4 in a corner), the cell's own value counted")
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
     rows, cols = a.shape
     counted = window_counts(rows, cols) * a
@@ -111,8 +139,18 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
     for wrong, hint in _BORDER_MISTAKES:
         yield slipped_step(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
-    for counts in (_nearest_four(np.ones_like(u)), 4):
-        yield slipped_step(u, v, p, laplacian=lambda a, c=counts: _nearest_four(a) - c * a), _FIVE_POINT
+    for wrong, hint in _STENCIL_MISTAKES:
+        yield slipped_step(u, v, p, laplacian=wrong), hint
+    lv = reference_laplacian(v)
+    yield ((right[0], v + p.dt * (p.dv * lv + right[0] * v * v - (p.feed + p.kill) * v)),
+           "V's update uses the new U: compute both updates from the u and v given (uvv = u * v * v once, before u "
+           "changes)")
+    rates = ((right[0] - u) / p.dt, (right[1] - v) / p.dt)
+    yield (u + p.dt * rates[1], v + p.dt * rates[0]), "du and dv are swapped: u + p.dt * du, v + p.dt * dv"
+    yield (right[0], v + p.dt * rates[0]), "V's update adds du: v + p.dt * dv"
+    yield (u + p.dt * rates[1], right[1]), "U's update adds dv: u + p.dt * du"
+    for times, what in ((0.5, "half a dt"), (2, "two dt")):
+        yield reference_step(u, v, p.replace(dt=p.dt * times)), f"the step is {what}: u + p.dt * du, v + p.dt * dv"
 
 
 #: The parameters a function uses when it reads the notebook's `params` (the course's defaults)
@@ -121,15 +159,15 @@ _DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the
                        "given (p), not the notebook's params")
 
 
-def _state_mistakes(rows, cols, steps):
+def _state_mistakes(rows, cols, steps, task: bool = False):
     """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
-    uses the default parameters."""
+    uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
     yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
                                                 "u, v = step(u, v, p) in one assignment")
-    yield reference_run(rows, cols, 1, PARAMS), ("it is the state after one step: start each step from the one "
-                                                 "before, u, v = step(u, v, p) in the loop (a, b = ... in a task)")
+    each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
+    yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
 
@@ -189,9 +227,21 @@ def on_device(*arrays, expected, device_type: type) -> None:
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
 
 
-def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -> None:
+def _truncates(student, a: np.ndarray, device_type, to_device) -> bool:
+    """Whether `student` computes with integers: on a grid of values 0 to 4 (where truncated
+    values are not all 0), its Laplacian is that of the grid truncated, or the window sum's."""
+    grid = (a * 4).astype(np.float32)
+    got = _to_numpy(_call(student, (to_device(grid.copy()),), device_type, "your Laplacian"), "your Laplacian",
+                    device_type)
+    whole = np.trunc(grid.astype(np.float64))
+    return any(_close(got.astype(np.float64), wrong, 1e-3) for wrong in
+               (reference_laplacian(whole), _window_sum(whole, "constant") - window_counts(*grid.shape) * grid))
+
+
+def laplacian(student, device_type: type | None = None, to_device=lambda a: a, uses: str | None = None) -> None:
     """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
-    the grid left out."""
+    the grid left out. `uses="convolve"`: the exercise is the Laplacian as a convolution, which
+    the student's function must run (watched in cuPyNumeric while it runs, however it is spelt)."""
     rng = np.random.default_rng()
     jax = _jax(device_type)
     for _ in range(3):
@@ -200,11 +250,25 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a) -
         passed = to_device(a.copy())
         got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", cells=a.size), "your Laplacian",
                         device_type)
-        compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
+        try:
+            compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
+        except NotYet:
+            truncates = False
+            with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers
+                truncates = _truncates(student, a, device_type, to_device)
+            if truncates:
+                raise NotYet(f"your Laplacian is off: {_INTEGER}") from None
+            raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
     if jax is not None:
         _jaxpr(jax, student, (to_device(a),), "your Laplacian")
+    convolved = convolutions_run(lambda: student(to_device(a.copy()))) if uses == "convolve" else True
+    if convolved == 0:
+        raise NotYet("your function never calls cnp.convolve: the exercise is the Laplacian as one convolution, "
+                     "cnp.convolve(a, window, mode=\"same\") - counts * a")
+    if convolved is None:
+        print("- laplacian: that it convolves is not checked here (this cuPyNumeric's convolution cannot be watched)")
     if _library(device_type) == "cupynumeric":  # the same grid again: a cache has what it needs
         again = to_device(a.copy())
         sent = host_arrays_sent(lambda: student(again))
@@ -280,13 +344,14 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                      "outputs only, np.asarray(u_out)[:] = a, and compute into new arrays (a, b = "
                      "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
-    mistakes = list(_state_mistakes(rows, cols, steps))
+    mistakes = list(_state_mistakes(rows, cols, steps, task))
     mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     try:
         for index, (name, g, w) in enumerate(zip("uv", got, want)):
             compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32),
-                    f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index))
+                    f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index),
+                    "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "")
     except NotYet:
         earlier = still_wrong_earlier(student, _library(device_type), to_device, "your time loop")
         if earlier:

@@ -82,6 +82,17 @@ def _slips() -> list[Slip]:
              lambda u, v, lu, lv, p: -p.dv * lv),
         Slip("u_feed", "U's feed term uses params.feed, the notebook's parameters, not the feed your function is given",
              lambda u, v, lu, lv, p: _DEFAULTS.feed * (1 - u)),
+        Slip("u_feed", "brackets: p.feed * (1 - u); without them (p.feed * 1 - u) the whole of u is subtracted",
+             lambda u, v, lu, lv, p: p.feed - u),
+        Slip("u_feed", "brackets: p.feed * (1 - u); without them (1 - u * p.feed) p.feed multiplies u alone",
+             lambda u, v, lu, lv, p: 1 - p.feed * u),
+        *(Slip("v_loss", "brackets: - (p.feed + p.kill) * v; without them only p.kill multiplies v",
+               lambda u, v, lu, lv, p, s=s: -p.feed + s * p.kill * v) for s in (1, -1)),
+        *(Slip("u_feed", f"U's update has an extra {extra} term: du = p.du * laplacian(u) - uvv + p.feed * (1 - u) "
+               "(V alone is lost at the rate F + k)", lambda u, v, lu, lv, p, rate=rate: p.feed * (1 - u) - rate(p) * u)
+          for extra, rate in (("- p.kill * u", lambda p: p.kill), ("- (p.feed + p.kill) * u", lambda p: p.feed + p.kill))),
+        Slip("v_loss", "V's update has an extra p.feed * (1 - v) term: dv = p.dv * laplacian(v) + uvv - (p.feed + "
+             "p.kill) * v (U alone is fed)", lambda u, v, lu, lv, p: p.feed * (1 - v) - (p.feed + p.kill) * v),
     ]
     for term in ("u_reaction", "v_reaction"):
         who = "U's" if term[0] == "u" else "V's"
