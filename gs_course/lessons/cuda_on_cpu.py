@@ -55,6 +55,19 @@ template <class V> static inline float atomicAdd(float* p, V v) {
     do { want = old + (float) v; } while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
     return old;
 }
+// CUDA's float conversions that name their rounding (rd down, ru up, rn to nearest even, rz toward 0).
+static inline int __float2int_rd(float x) { return (int) floorf(x); }
+static inline int __float2int_ru(float x) { return (int) ceilf(x); }
+static inline int __float2int_rn(float x) { return (int) nearbyintf(x); }
+static inline int __float2int_rz(float x) { return (int) truncf(x); }
+static inline unsigned int __float2uint_rd(float x) { return (unsigned int) floorf(x); }
+static inline unsigned int __float2uint_ru(float x) { return (unsigned int) ceilf(x); }
+static inline unsigned int __float2uint_rn(float x) { return (unsigned int) nearbyintf(x); }
+static inline unsigned int __float2uint_rz(float x) { return (unsigned int) truncf(x); }
+static inline float __int2float_rn(int x) { return (float) x; }
+static inline float __uint2float_rn(unsigned int x) { return (float) x; }
+static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
+static inline float __fdividef(float a, float b) { return a / b; }
 template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 template <class A, class B> static inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
 #define __global__
