@@ -8,7 +8,7 @@ is its own: exercise, answer, verdict, a piece of the line, where).
 from __future__ import annotations
 
 from . import analysis
-from .check_answers import FAIL, PASS, Case
+from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 
 _CHANGED = "changed its input.*compute into new arrays"
 _ON_CPU = "kept on the device: not checked here"
@@ -104,6 +104,15 @@ SYNTHESIS_CASES = [
          "privatised", name="__float2int_rd"),
     Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __float2uint_rz(image[i] * bins), bins - 1)"),
          PASS, "privatised", name="__float2uint_rz"),
+    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+         NOT_CHECKED, "not checked here: it calls __fmul_rn, one of CUDA's own", "cpu",
+         name="__fmul_rn, which the CPU does not define"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;", "const bool ascending = __popc(i & k) == 0;"),
+         NOT_CHECKED, "not checked here: it calls __popc", "cpu", name="__popc, which the CPU does not define"),
+    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+         PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
+    Case("synthesis 8", ("const bool ascending = (i & k) == 0;", "const bool ascending = __popc(i & k) == 0;"),
+         PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
          name="a __syncthreads() under if (partner > i)"),

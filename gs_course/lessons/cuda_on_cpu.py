@@ -122,6 +122,11 @@ _C_TYPES = {np.dtype(np.float32): "float", np.dtype(np.float64): "double", np.dt
             np.dtype(np.uint32): "unsigned int", np.dtype(np.int64): "long long"}
 
 
+class NotOnCpu(NotYet):
+    """A kernel that calls one of CUDA's own functions that PRELUDE does not define: it compiles on a
+    GPU only, so it is not checked here (the kernel checkers print the message as their "not checked" line)."""
+
+
 class KernelFailed(Exception):
     """The kernel did not run to its end on the CPU; `kind` says how: "compile" (the message holds
     the compiler's error lines), "crash", "hang" or "outside" (it wrote into a guard zone)."""
@@ -242,6 +247,10 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_op
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
     except KernelFailed as err:
         if err.kind == "compile":
+            cuda_own = re.search(r"[‘'](__\w+)[’'] was not declared(?!.*__syncthreads)", str(err))
+            if cuda_own:  # a misspelt __syncthreads is the student's, anything else CUDA's (__fmul_rn...)
+                raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
+                               "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
             raise NotYet(compile_hint(str(err).splitlines())) from None
         if err.kind == "hang":
             loop = endless_loop(kernel)
