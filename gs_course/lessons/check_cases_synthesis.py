@@ -21,6 +21,8 @@ _RETURNED = "return coordinates, image[coordinates[:, 0], coordinates[:, 1]]"
 _ROWS = "rows = images.reshape(images.shape[0], -1)"
 _COSINE = "return gram / (norms[:, None] * norms[None, :])"
 _READ = "const float a = values[i], b = values[partner];"
+_BIN = "min((int)(image[i] * bins), bins - 1)"
+_DIRECTION = "const bool ascending = (i & k) == 0;"
 
 SYNTHESIS_CASES = [
     # --- dtypes, in place, a CPU's ticks: the mass
@@ -100,18 +102,18 @@ SYNTHESIS_CASES = [
     # --- the histogram kernel: its shared array, CUDA's conversions
     Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "unsigned int block_counts[64];"), FAIL,
          "block_counts is a thread's own array.*__shared__", name="block_counts without __shared__"),
-    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min(__float2int_rd(image[i] * bins), bins - 1)"), PASS,
+    Case("synthesis 7", (_BIN, "min(__float2int_rd(image[i] * bins), bins - 1)"), PASS,
          "privatised", name="__float2int_rd"),
-    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __float2uint_rz(image[i] * bins), bins - 1)"),
+    Case("synthesis 7", (_BIN, "min((int) __float2uint_rz(image[i] * bins), bins - 1)"),
          PASS, "privatised", name="__float2uint_rz"),
-    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+    Case("synthesis 7", (_BIN, "min((int) __fmul_rn(image[i], bins), bins - 1)"),
          NOT_CHECKED, "not checked here: it calls __fmul_rn, one of CUDA's own", "cpu",
          name="__fmul_rn, which the CPU does not define"),
-    Case("synthesis 8", ("const bool ascending = (i & k) == 0;", "const bool ascending = __popc(i & k) == 0;"),
+    Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
          NOT_CHECKED, "not checked here: it calls __popc", "cpu", name="__popc, which the CPU does not define"),
-    Case("synthesis 7", ("min((int)(image[i] * bins), bins - 1)", "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+    Case("synthesis 7", (_BIN, "min((int) __fmul_rn(image[i], bins), bins - 1)"),
          PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
-    Case("synthesis 8", ("const bool ascending = (i & k) == 0;", "const bool ascending = __popc(i & k) == 0;"),
+    Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
          PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
