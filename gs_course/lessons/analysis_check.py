@@ -18,7 +18,7 @@ import numpy as np
 
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference
-from .check_core import NotYet, _to_numpy, ok
+from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
 
@@ -44,10 +44,30 @@ def _loops(student) -> bool:
     return seen
 
 
-def _no_loop(student, what: str) -> None:
+def _no_loop(student, what: str, per: str = "image") -> None:
     if _loops(student):
         raise NotYet(f"right values, but from a Python loop, which makes one call (a kernel launch on a GPU) per "
-                     f"image. {what}")
+                     f"{per}. {what}")
+
+
+#: The widest count or index a batch of the course needs (the full grid's cells): int32 and wider hold it.
+_WIDE_ENOUGH = np.iinfo(np.int32).max
+
+
+def _narrow(dtype: np.dtype) -> bool:
+    """Whether integers of `dtype` overflow on the course's full-size images (int8, uint8, int16...)."""
+    return not np.issubdtype(dtype, np.integer) or np.iinfo(dtype).max < _WIDE_ENOUGH
+
+
+def _called(student, arrays: tuple[np.ndarray, ...], *others, to_device=np.asarray, what: str = "images"):
+    """The student's result on device copies of `arrays` (then `others`): a function that changes an
+    input in place is refused, as its caller still needs it (and the checker's reference with it)."""
+    passed = [to_device(a.copy()) for a in arrays]
+    result = student(*passed, *others)
+    if _changed(passed, arrays):
+        raise NotYet(f"your function changed its input, the {what} it was given (an in-place *=, /=, .sort() or "
+                     "a[...] = ...): compute into new arrays, the caller still needs its own")
+    return result
 
 
 @contextlib.contextmanager
@@ -69,7 +89,7 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
     """`student(images)` must return the mass of V (sum over the cells) of each image, shape (images,)."""
     images = batch()
     count, rows, cols = images.shape
-    result = student(to_device(images))
+    result = _called(student, (images,), to_device=to_device)
     got = _returned(result, "your masses", device_type)
     want = analysis.mass(images)
     if got.shape in ((rows,), (cols,)):
@@ -88,17 +108,19 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
         raise NotYet(f"your masses have shape {got.shape}, expected (images,) = {want.shape}")
     if _close(got, want / (rows * cols)):
         raise NotYet("that is the mean V of each image: the mass is the sum of V over the cells")
-    if not _close(got, want):
+    if not _close(got, want, rtol=1e-2):  # near enough for float16's digits: its dtype is then named
         raise NotYet(_first_difference(got, want, "your mass"))
     in_float64 = not type(result).__module__.startswith("jax")  # JAX: float64 needs x64
     if got.dtype != np.float64 and in_float64:
         raise NotYet(f"your masses are {got.dtype}: sum in float64 (dtype=np.float64), as a float32 running sum "
                      "of millions of cells loses digits")
+    if not _close(got, want):
+        raise NotYet(_first_difference(got, want, "your mass"))
     if in_float64 and not np.allclose(got, want, rtol=1e-12, atol=0):  # float32's last digit: 1e-7
         raise NotYet("your masses are float64 but were summed in float32, then converted (they are off in the 7th "
                      "digit): sum in float64, images.sum(axis=(1, 2), dtype=np.float64)")
     _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)")
-    ok(f"mass: one per image, right on {count} random images of {rows} x {cols}")
+    ok(f"mass: one per image, right on {count} random images of {rows} x {cols}" + device_note(student, device_type))
 
 
 # --- Exercise: histograms of each image ---------------------------------------------------------------
@@ -115,9 +137,11 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     bins = analysis.BINS
     with _their_errors(
             (ValueError, "could not be broadcast", "the offsets do not broadcast against the batch ({message}): "
-             "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]")):
+             "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]"),
+            (TypeError, "positional argument", "histograms is called as histograms(images, bins): take both "
+             "arguments ({message})")):
         try:
-            result = student(to_device(images), bins)
+            result = _called(student, (images,), bins, to_device=to_device)
         except ValueError as err:
             _bincount_length(err, count * bins)
             raise
@@ -133,10 +157,17 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet(f"your histograms have shape {got.shape}, expected (images, bins) = {want.shape}")
     if np.issubdtype(got.dtype, np.floating) and not np.allclose(got, np.round(got)):
         raise NotYet("your histograms are not counts (densities?): count the cells in each bin")
+    if np.issubdtype(got.dtype, np.floating):
+        raise NotYet(f"your counts are {got.dtype}: a count is a whole number, keep bincount's integer counts")
+    if _narrow(got.dtype):
+        raise NotYet(f"your counts are {got.dtype}, which holds up to {np.iinfo(got.dtype).max}: an image of the full "
+                     "run has millions of cells, keep bincount's int64 counts")
     if np.array_equal(got, want):
         _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
                           "xp.bincount")
-        ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin")
+        _other_bins(student, images, to_device, device_type)
+        ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin"
+           + device_note(student, device_type))
         return
     top = (images == 1.0).sum(axis=(1, 2))
     spilled = want.copy()
@@ -152,9 +183,15 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
             (lambda: np.minimum(images * (bins - 1), bins - 1).astype(np.int64),
              "each bin is 1/bins wide: the bin of v is int(v * bins), not int(v * (bins - 1))"),
             (lambda: np.minimum(np.round(images * bins), bins - 1).astype(np.int64),
-             "a bin holds the values from its left edge up to the next: round down, int(v * bins), not round()")):
+             "a bin holds the values from its left edge up to the next: round down, int(v * bins), not round()"),
+            (lambda: images.astype(np.int64) * bins,
+             "images.astype(int) * bins turns V into 0 (or 1) before it is scaled: scale first, (images * bins).astype(int)")):
         if np.array_equal(got, _counts(np.minimum(index(), bins - 1), bins)):
             raise NotYet(hint)
+    unspread = np.minimum((images * bins).astype(np.int64), bins - 1) + np.arange(count)[:, None, None]
+    if np.array_equal(got, np.bincount(unspread.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
+        raise NotYet("your offsets are the image numbers, not image x bins: image m's bins start at m * bins, "
+                     "(xp.arange(images) * bins)[:, None, None]")
     if np.array_equal(want.sum(axis=1) - got.sum(axis=1), top):
         raise NotYet("the cells equal to 1 are missing: the top edge belongs to the last bin (as in "
                      "numpy.histogram); clip the bin index to bins - 1")
@@ -163,6 +200,25 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet("each image got its own bins, from its own smallest to largest value: give every image "
                      "the same range, [0, 1]")
     raise NotYet(_first_difference(got, want, "your histograms"))
+
+
+#: The second number of bins the histograms are tried with: an answer that writes out 64 fails it.
+_OTHER_BINS = 10
+
+
+def _other_bins(student, images: np.ndarray, to_device, device_type) -> None:
+    """The histograms again with _OTHER_BINS bins: right with analysis.BINS only, the answer ignores `bins`."""
+    want = analysis.histograms(images, _OTHER_BINS)
+    try:
+        got = _returned(_called(student, (images,), _OTHER_BINS, to_device=to_device), "your histograms", device_type)
+        wrong = "" if np.array_equal(got, want) else f"shape {got.shape}" if got.shape != want.shape else "other counts"
+    except NotYet:
+        raise
+    except Exception as err:  # noqa: BLE001 (the mistake is named: the argument ignored)
+        wrong = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    if wrong:
+        raise NotYet(f"right with {analysis.BINS} bins, but not with bins={_OTHER_BINS} ({wrong}): use the argument "
+                     f"bins everywhere, not {analysis.BINS}")
 
 
 def _bincount_length(err: ValueError, expected: int) -> None:
@@ -194,7 +250,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     with _their_errors((IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
                         "edge ({message}). Index it with two integer arrays, the rows first, then the columns: "
                         "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)")):
-        result = student(to_device(image), threshold)
+        result = _called(student, (image,), threshold, to_device=to_device, what="image")
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
     if np.ndim(result[0]) == 1 and np.shape(result[1])[1:] == (2,):
@@ -208,6 +264,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     if coordinates.shape == want.T.shape and coordinates.shape != want.shape:
         raise NotYet(f"your coordinates have shape {coordinates.shape}, one row per axis (as nonzero gives them): "
                      "return one (row, col) per cell, shape (cells, 2) (argwhere)")
+    if any(np.array_equal(coordinates, np.argwhere(below)) for below in (image < threshold, image <= threshold)):
+        raise NotYet("your cells are those below the threshold: a bright cell is above it, image > threshold")
     at_threshold = int((image == np.float32(threshold)).sum())
     if len(coordinates) == len(want) + at_threshold:
         raise NotYet("you kept the cells exactly on the threshold: above means v > threshold, not >=")
@@ -222,14 +280,37 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     if np.array_equal(coordinates, np.argwhere(image.T > threshold)):
         raise NotYet("your coordinates are (col, row), those of the transposed image, column after column: take "
                      "xp.argwhere of the image itself, one (row, col) per cell, row after row")
+    if not np.issubdtype(coordinates.dtype, np.integer):
+        raise NotYet(f"your coordinates are {coordinates.dtype}: an index is an integer, keep argwhere's (intp)")
+    if _narrow(coordinates.dtype):
+        raise NotYet(f"your coordinates are {coordinates.dtype}, which holds up to {np.iinfo(coordinates.dtype).max}: "
+                     "the full run's images have rows and columns past it, keep argwhere's intp")
     if not np.array_equal(coordinates, want):
         raise NotYet("your coordinates are not those of the cells above the threshold, in row-major order "
                      "(xp.argwhere gives that order)")
     if values.shape != want_values.shape or not np.array_equal(values, want_values):
         raise NotYet("your values are not V at your coordinates: index the image with the two integer arrays, "
                      "image[rows, cols]")
+    _no_loop(student, "Compare the whole image at once, then take the coordinates of its True cells: "
+                      "xp.argwhere(image > threshold)", per="cell")
+    _other_threshold(student, to_device, device_type)
     ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
-       "in row-major order, and their values")
+       "in row-major order, and their values" + device_note(student, device_type))
+
+
+#: The second threshold bright_cells is tried with: an answer that ignores its argument fails it.
+_OTHER_THRESHOLD = np.float32(0.25)
+
+
+def _other_threshold(student, to_device, device_type) -> None:
+    """bright_cells again with _OTHER_THRESHOLD: right with analysis.SPOT_THRESHOLD only, it ignores `threshold`."""
+    image = batch(images=1)[0]
+    want, want_values = analysis.bright_cells(image, _OTHER_THRESHOLD)
+    coordinates, values = _called(student, (image,), _OTHER_THRESHOLD, to_device=to_device, what="image")
+    if not (np.array_equal(_to_numpy(coordinates, "your coordinates", device_type), want)
+            and np.array_equal(_to_numpy(values, "your values", device_type), want_values)):
+        raise NotYet(f"right with threshold {analysis.SPOT_THRESHOLD}, but not with {_OTHER_THRESHOLD:g}: compare with the "
+                     "threshold your function is given, image > threshold")
 
 
 def _threshold_used(image: np.ndarray, coordinates: np.ndarray) -> str | None:
@@ -297,7 +378,7 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
     with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
                         "np.floor(q * (n - 1)).astype(int)")), _binary_searches(device_type) as searches:
-        result = student(to_device(images))
+        result = _called(student, (images,), to_device=to_device)
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")
     if np.shape(result[0]) == images.shape and np.size(result[1]) == len(analysis.DECILES):
@@ -325,6 +406,12 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
                          "values together, xp.sort(images.ravel())")
         if np.array_equal(edges, ordered[np.round(analysis.DECILES * (n - 1)).astype(int)]):
             raise NotYet("your indices are rounded to the nearest: round down, floor(q (n - 1))")
+        if np.array_equal(edges, ordered[np.ceil(analysis.DECILES * (n - 1)).astype(int)]):
+            raise NotYet("your indices are rounded up (ceil): round down, floor(q (n - 1))")
+        distinct = np.unique(images)
+        if np.array_equal(edges, distinct[np.floor(analysis.DECILES * (distinct.size - 1)).astype(int)]):
+            raise NotYet("your edges are deciles of the distinct values (unique drops the repeats): sort all the "
+                         "values, repeats included, xp.sort(images.ravel())")
         if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
             raise NotYet("percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES")
         raise NotYet(_first_difference(edges, want, "your edges"))
@@ -341,7 +428,7 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
                      "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
     ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
-       "an edge in the class above")
+       "an edge in the class above" + device_note(student, device_type))
 
 
 # --- Exercise: the similarity matrix ---------------------------------------------------------------------
@@ -354,7 +441,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
     with _their_errors((ValueError, "matmul|mismatch|not aligned|could not be broadcast",
                         "the images are (images, rows, cols), so @ multiplies them image by image ({message}): make "
                         "each image a row first, rows = images.reshape(len(images), -1), then rows @ rows.T")):
-        got = _returned(student(to_device(images)), "your similarity matrix", device_type)
+        got = _returned(_called(student, (images,), to_device=to_device), "your similarity matrix", device_type)
     want = analysis.similarity(images)
     rows = images.reshape(count, -1).astype(np.float64)
     gram = rows @ rows.T
@@ -364,6 +451,9 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "image a row, the product is rows @ rows.T")
     if got.shape != want.shape:
         raise NotYet(f"your matrix has shape {got.shape}, expected (images, images) = {want.shape}")
+    if np.issubdtype(got.dtype, np.floating) and got.dtype.itemsize < 4:
+        raise NotYet(f"your similarity is {got.dtype}, which keeps about 3 digits: compute in float32 (the images' "
+                     "dtype) or float64")
     if _close(got, gram, 1e-4):
         raise NotYet("that is the Gram matrix: divide by the two images' norms, "
                      "gram / (norms[:, None] * norms[None, :])")
@@ -371,8 +461,19 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet("divided by one image's norm only: by both, broadcast as norms[:, None] * norms[None, :]")
     if _close(got, gram / (norms[:, None] * norms[None, :]) ** 2, 1e-4):
         raise NotYet("you divided by the squared norms (the Gram matrix's diagonal): the norms are its square roots")
+    if _close(got, gram / norms[:, None] ** 2, 1e-4) or _close(got, gram / norms[None, :] ** 2, 1e-4):
+        raise NotYet("divided by one image's norm squared: by the two images' norms, norms[:, None] * norms[None, :]")
+    if _close(got, analysis.similarity(rows - rows.mean(axis=1, keepdims=True)), 1e-4):
+        raise NotYet("each image's mean was removed (that is the correlation, xp.corrcoef): the cosine similarity "
+                     "multiplies the images as they are, rows @ rows.T, divided by their norms")
+    if _close(got, 1 - want, 1e-4):
+        raise NotYet("that is 1 - the similarity (a distance): return the similarity itself, 1 for an image with itself")
+    if _close(got, analysis.similarity(rows.reshape(-1, count).T), 1e-4):
+        raise NotYet("your rows are not the images: images.reshape(-1, n).T puts cells of several images in each row. "
+                     "Make each image a row, images.reshape(len(images), -1)")
     if not _close(got, want, 1e-4):
         raise NotYet(_first_difference(got, want, "your similarity"))
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
-    ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}")
+    ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
+       + device_note(student, device_type))
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
-from .kernel_check import _gpu, _not_checked, _spaceless
+from .kernel_check import _DIVERGENT, _gpu, _not_checked, _spaceless, divergent_barrier
 
 
 # --- Exercise: a bitonic sort kernel ----------------------------------------------------------------------
@@ -21,7 +21,7 @@ _BITONIC_MAIN = r"""
     const unsigned int threads = n < 256 ? n : 256;
     for (int k = 2; k <= n; k *= 2)
         for (int j = k / 2; j > 0; j /= 2)
-            launch(dim3(n / threads), dim3(threads), false, reverse, [&] { bitonic_step(values, j, k, n); });
+            launch(dim3(n / threads), dim3(threads), OWN, reverse, [&] { bitonic_step(values, j, k, n); });
 """
 
 
@@ -43,12 +43,32 @@ def _trial_bitonic(body: str) -> None:
 
 
 def _sorted_on_cpu(body: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """`values` sorted by the kernel on the CPU, its threads in order and in reverse order."""
-    padded = _padded(values)
-    main = _BITONIC_MAIN.replace("N", str(padded.size))
+    """`values` sorted by the kernel on the CPU, its threads in order and in reverse order; where it has a
+    __syncthreads(), once, its threads of their own meeting there (the two results then the same)."""
+    padded, barrier = _padded(values), _has_barrier(body)
+    main = _BITONIC_MAIN.replace("OWN", "true" if barrier else "false").replace("N", str(padded.size))
     kernel = analysis.BITONIC_KERNEL.replace("BODY", body)
-    runs = cuda_on_cpu.run_checked(kernel, {"values": padded}, main, [({}, {"reverse": False}), ({}, {"reverse": True})])
-    return tuple(run["values"][:values.size] for run in runs)
+    orders = [({}, {"reverse": False})] + ([] if barrier else [({}, {"reverse": True})])
+    runs = cuda_on_cpu.run_checked(kernel, {"values": padded}, main, orders)
+    return runs[0]["values"][:values.size], runs[-1]["values"][:values.size]
+
+
+def _has_barrier(body: str) -> bool:
+    return re.search(r"__syncthreads\s*\(", body) is not None
+
+
+def _lost_hint(body: str) -> str:
+    """Why an exchange run one thread after another lost a value, where the code shows it."""
+    code = _spaceless(body)
+    if re.search(r"\b(?:int|unsigned|long|short|char|bool)\b[^;=]*\b\w+\s*=\s*values\s*\[", body):
+        return "the values are float: int temporaries truncate them (int a = values[i]); declare them float"
+    if not ("values[i]=" in code and "values[partner]=" in code):
+        under_one = re.search(r"if\([^{;]*?(partner>=?i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\))", code)
+        return ("values were lost: an exchange writes both values[i] and values[partner]" if under_one
+                else "a race: each thread writes values[i] only, while the partner's thread reads values[i] too "
+                     "(before or after the write). Let one thread of each pair (partner > i) read both values and write both")
+    return ("values were lost or duplicated by the exchange itself: read both values first (a = values[i], "
+            "b = values[partner]), then write values[i] = b, values[partner] = a")
 
 
 def _one_thread_a_pair(code: str) -> bool:
@@ -120,6 +140,8 @@ def bitonic_step(body: str):
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
     `sort(values)` (None without a GPU)."""
     code = _spaceless(body)
+    if divergent_barrier(body):  # read from the code: on a GPU it may hang, or seem to work
+        raise NotYet(_DIVERGENT)
     rng = np.random.default_rng()
     cupy = _gpu()
     if cupy is not None:
@@ -131,7 +153,10 @@ def bitonic_step(body: str):
                      for values in (rng.random(size, dtype=np.float32) for size in sizes)]
     elif cuda_on_cpu.compiler() is not None:
         kernel, sizes = None, (1000, 37)
-        sorts = [(values, *_sorted_on_cpu(body, values)) for values in (rng.random(s, dtype=np.float32) for s in sizes)]
+        try:
+            sorts = [(values, *_sorted_on_cpu(body, values)) for values in (rng.random(s, dtype=np.float32) for s in sizes)]
+        except cuda_on_cpu.NotOnCpu as err:
+            return _not_checked("your bitonic sort kernel", why=str(err))
     else:
         return _not_checked("your bitonic sort kernel")
     for values, got, reversed_order in sorts:
@@ -149,14 +174,14 @@ def bitonic_step(body: str):
             raise NotYet(direction)
         if _lost(values, got):
             if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
-                raise NotYet("values were lost or duplicated by the exchange itself: read both values first "
-                             "(a = values[i], b = values[partner]), then write values[i] = b, values[partner] = a")
+                raise NotYet(_lost_hint(body))
             raise NotYet("values were lost or duplicated: " + _bitonic_hint(code))
         if reversed_order is not None and not np.array_equal(got, reversed_order):
             raise NotYet("the result depends on the order the threads run in (a race): " + _bitonic_hint(code))
         first = int(np.argmax(got[1:] < got[:-1]))
         raise NotYet(f"not sorted ({values.size:,} values): {got[first]} comes before {got[first + 1]} at index "
                      f"{first}; {_bitonic_hint(code)}")
-    where = "" if cupy is not None else " (run on the CPU, the threads in both orders)"
+    where = "" if cupy is not None else (" (run on the CPU, threads of their own)" if _has_barrier(body) else
+                                         " (run on the CPU, the threads in both orders)")
     ok(f"bitonic sort: {', '.join(f'{s:,}' for s in sizes)} random values sorted as numpy.sort sorts them{where}")
     return (lambda values: analysis.bitonic_sort(kernel, values)) if kernel is not None else None

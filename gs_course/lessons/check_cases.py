@@ -9,6 +9,7 @@ from __future__ import annotations
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES
 from .check_cases_model import PLAYTEST_3_MODEL, PLAYTEST_4_MODEL
+from .check_cases_synthesis import SYNTHESIS_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
                 "for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v")
@@ -256,6 +257,7 @@ def save_images(simulation, path, nbimage, nbextrastep):
 check.saved_images(save_images, BACKEND, overlapped=True, time_limit_s=3)
 """, FAIL, "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died, its queue full"),
     # --- Synthesis ------------------------------------------------------------------------------
+    *SYNTHESIS_CASES,  # playtest 4a's kinds (their own module: this one stays under 600 lines)
     Case("synthesis 1", (), PASS, "mass: one per image"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.sum(axis=(1, 2)).astype(np.float64)"),
          FAIL, "summed in float32", name="summed in float32, then converted"),

@@ -45,12 +45,13 @@ def _gpu():
     return cupy
 
 
-def _not_checked(what: str, as_text=()) -> None:
+def _not_checked(what: str, as_text=(), why: str = "not checked here, it needs an NVIDIA GPU with CuPy, or a C++ "
+                                                   "compiler to run it on the CPU") -> None:
     """Where the kernel cannot run: the first mistake its code shows, else the line that says it
     was not checked (never a tick)."""
     if hint := _first_hint(as_text):
         raise NotYet(hint)
-    print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy, or a C++ compiler to run it on the CPU")
+    print(f"- {what}: {why}")
 
 
 # --- Which threads reach a __syncthreads() -------------------------------------------------------------
@@ -362,6 +363,15 @@ def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | Non
     return None
 
 
+def _thread_own_array(body: str) -> str | None:
+    """The name of an array declared without __shared__ that an atomicAdd counts into: one per thread."""
+    for statement in re.split(r"[;{}]", body):
+        found = re.match(r"\s*(?:(?:const|unsigned|signed|volatile)\s+)*(?:int|float|long|unsigned)\s+(\w+)\s*\[", statement)
+        if found and re.search(rf"atomicAdd\s*\(\s*&?\s*\(?\s*{found[1]}\b", body):
+            return found[1]
+    return None
+
+
 def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
@@ -384,6 +394,9 @@ def histogram_kernel(body: str):
                                                  "each bin): shared memory starts with whatever an earlier kernel "
                                                  "left there"),
     ]
+    if own := _thread_own_array(body):  # read from the code: each thread's counts are lost at its end
+        raise NotYet(f"{own} is a thread's own array, one per thread: declare it __shared__ (extern __shared__ unsigned "
+                     f"int {own}[];), one for the block's threads to count into")
     if barrier := _DIVERGENT if divergent_barrier(body) else _missing_barrier(body):  # read from the code
         raise NotYet(barrier)
     cupy, kernel, fault = _gpu(), None, None
@@ -402,7 +415,10 @@ def histogram_kernel(body: str):
         if cuda_on_cpu.compiler() is None:
             return _not_checked("your histogram kernel", as_text)
         images = with_every_bin(batch(images=2, grid=(37, 53)))
-        got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
+        try:
+            got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
+        except cuda_on_cpu.NotOnCpu as err:
+            return _not_checked("your histogram kernel", as_text, str(err))
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):

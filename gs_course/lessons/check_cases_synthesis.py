@@ -1,0 +1,127 @@
+"""The harness's cases of tutorial 4 (the synthesis) from playtest 4a and their kind: answers whose
+result has the wrong dtype, ignores an argument, changes its input or loops over the cells; the
+kernels' shared array, barriers and exchanges; the similarity's and the deciles' usual slips; and
+right answers written otherwise. `gs_course.lessons.check_cases` puts them in its CASES (the format
+is its own: exercise, answer, verdict, a piece of the line, where).
+"""
+
+from __future__ import annotations
+
+from . import analysis
+from .check_answers import FAIL, NOT_CHECKED, PASS, Case
+
+_CHANGED = "changed its input.*compute into new arrays"
+_ON_CPU = "kept on the device: not checked here"
+
+_MASS = "return images.sum(axis=(1, 2), dtype=np.float64)"
+_BINNED = "xp.minimum((images * bins).astype(np.int64), bins - 1)"
+_COUNTED = ".reshape(count, bins)"
+_ARGWHERE = "coordinates = xp.argwhere(image > threshold)"
+_RETURNED = "return coordinates, image[coordinates[:, 0], coordinates[:, 1]]"
+_ROWS = "rows = images.reshape(images.shape[0], -1)"
+_COSINE = "return gram / (norms[:, None] * norms[None, :])"
+_READ = "const float a = values[i], b = values[partner];"
+_BIN = "min((int)(image[i] * bins), bins - 1)"
+_DIRECTION = "const bool ascending = (i & k) == 0;"
+
+SYNTHESIS_CASES = [
+    # --- dtypes, in place, a CPU's ticks: the mass
+    Case("synthesis 1", ("dtype=np.float64", "dtype=np.float16"), FAIL, "float16: sum in float64", name="summed in float16"),
+    Case("synthesis 1", (_MASS, "images *= 2\n    return images.sum(axis=(1, 2), dtype=np.float64) / 2"), FAIL, _CHANGED,
+         name="images *= 2, then halved"),
+    Case("synthesis 1", (_MASS, "return np.asarray(images).sum(axis=(1, 2), dtype=np.float64)"), PASS, _ON_CPU, "cpu",
+         name="a round trip to the host: on a CPU not checked"),
+    Case("synthesis 1", (), PASS, _ON_CPU, "cpu", name="the reference: staying on the device not checked on a CPU"),
+    # --- the histograms: integer counts, the argument bins, the input left alone, the offsets
+    Case("synthesis 3", (_COUNTED, _COUNTED + ".astype(np.float32)"), FAIL, "float32: a count is a whole number",
+         name="float32 counts"),
+    Case("synthesis 3", (_COUNTED, _COUNTED + ".astype(np.uint8)"), FAIL, "uint8, which holds up to 255", name="uint8 counts"),
+    Case("synthesis 3", (_COUNTED, _COUNTED + ".astype(np.int32)"), PASS, "histograms", name="int32 counts"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * 64).astype(np.int64), 63)"), FAIL, "not with bins=10.*not 64",
+         name="64 bins written out in the index"),
+    Case("synthesis 3", ("minlength=count * bins).reshape(count, bins)", "minlength=count * 64).reshape(count, 64)"),
+         FAIL, "not with bins=10.*shape", name="64 bins written out in the reshape"),
+    Case("synthesis 3", (_BINNED, "(images * bins).astype(np.int64)\n    index = xp.minimum(index, bins - 1)"), PASS,
+         "histograms", name="the index clipped on a line of its own"),
+    Case("synthesis 3", ("index = " + _BINNED, "images *= bins\n    index = xp.minimum(images.astype(np.int64), bins - 1)"),
+         FAIL, _CHANGED, name="images *= bins"),
+    Case("synthesis 3", ("(xp.arange(count) * bins)[:, None, None]", "xp.arange(count)[:, None, None]"), FAIL,
+         "offsets are the image numbers, not image x bins", name="offsets without * bins"),
+    Case("synthesis 3", ("(images * bins).astype(np.int64)", "images.astype(np.int64) * bins"), FAIL,
+         "before it is scaled", name="converted to integers before * bins"),
+    Case("synthesis 3", (_BINNED, "xp.clip(xp.floor(images * bins), 0, bins - 1).astype(xp.intp)"), PASS, "histograms",
+         name="floor and clip"),
+    Case("synthesis 3", ("index += (xp.arange(count) * bins)[:, None, None]\n    return xp.bincount(index.ravel(), "
+                         "minlength=count * bins).reshape(count, bins)",
+                         "return (index[..., None] == xp.arange(bins)).sum(axis=(1, 2))"), PASS, "histograms",
+         name="one-hot comparison with every bin"),
+    Case("synthesis 3", ("def histograms(images, bins):", "def histograms(images):\n    bins = 64"), FAIL,
+         "histograms\\(images, bins\\)", name="bins dropped from the arguments"),
+    # --- bright cells: integer coordinates, the argument threshold, no loop, the input left alone
+    Case("synthesis 4", (_RETURNED, _RETURNED.replace("return coordinates,", "return coordinates.astype(np.float32),")),
+         FAIL, "float32: an index is an integer", name="float32 coordinates"),
+    Case("synthesis 4", (_RETURNED, _RETURNED.replace("return coordinates,", "return coordinates.astype(np.int8),")),
+         FAIL, "int8, which holds up to 127", name="int8 coordinates"),
+    Case("synthesis 4", (_RETURNED, _RETURNED.replace("return coordinates,", "return coordinates.astype(np.int32),")),
+         PASS, "bright cells", name="int32 coordinates"),
+    Case("synthesis 4", ("image > threshold", "image > analysis.SPOT_THRESHOLD"), FAIL, "not with 0.25.*image > threshold",
+         name="the module's threshold for the argument"),
+    Case("synthesis 4", (_ARGWHERE, "coordinates = xp.asarray([(r, q) for r in range(image.shape[0]) for q in "
+                         "range(image.shape[1]) if image[r, q] > threshold], dtype=np.int64).reshape(-1, 2)"), FAIL,
+         "Python loop.*per cell", name="a Python loop over the cells"),
+    Case("synthesis 4", (_ARGWHERE, "image[image <= threshold] = 0\n    coordinates = xp.argwhere(image)"), FAIL, _CHANGED,
+         name="the dim cells set to 0 in the image"),
+    Case("synthesis 4", ("image > threshold", "image < threshold"), FAIL, "below the threshold", name="image < threshold"),
+    Case("synthesis 4", (_ARGWHERE, "coordinates = xp.transpose(xp.nonzero(image > threshold))"), PASS, "bright cells",
+         name="nonzero transposed"),
+    Case("synthesis 4", (), PASS, _ON_CPU, "cpu", name="the reference: staying on the device not checked on a CPU"),
+    # --- deciles: the input left alone, the indices, the repeats
+    Case("synthesis 5", ("ordered = xp.sort(images.ravel())", "ordered = images.ravel()\n    ordered.sort()"), FAIL,
+         _CHANGED, name="the batch sorted in place"),
+    Case("synthesis 5", ("np.floor(analysis", "np.ceil(analysis"), FAIL, "rounded up", name="np.ceil for np.floor"),
+    Case("synthesis 5", ("ordered = xp.sort(images.ravel())", "ordered = xp.unique(images)"), FAIL, "distinct values",
+         name="the deciles of xp.unique"),
+    Case("synthesis 5", ("ordered = xp.sort(images.ravel())", "ordered = xp.sort(images, axis=None)"), PASS,
+         "binary search", name="sort with axis=None"),
+    # --- the similarity: the input left alone, the dtype, the usual slips
+    Case("synthesis 6", (_COSINE, "rows /= xp.linalg.norm(rows, axis=1, keepdims=True)\n    return rows @ rows.T"), FAIL,
+         _CHANGED, name="rows /= norms (rows a view of the images)"),
+    Case("synthesis 6", (_COSINE, "unit = rows / xp.linalg.norm(rows, axis=1, keepdims=True)\n    return unit @ unit.T"),
+         PASS, "similarity", name="unit rows first, into a new array"),
+    Case("synthesis 6", (_ROWS, _ROWS + ".astype(np.float16)"), FAIL, "float16", name="float16 rows"),
+    Case("synthesis 6", (_ROWS, "rows = images.reshape(len(images), -1).astype(np.float64)"), PASS, "similarity",
+         name="float64 rows"),
+    Case("synthesis 6", (_COSINE, "return gram / norms[:, None] ** 2"), FAIL, "one image's norm squared",
+         name="norms[:, None] ** 2"),
+    Case("synthesis 6", (_COSINE, "return xp.corrcoef(rows)"), FAIL, "mean was removed.*corrcoef", name="xp.corrcoef"),
+    Case("synthesis 6", (_ROWS, _ROWS + "\n    rows = rows - rows.mean(axis=1, keepdims=True)"), FAIL, "mean was removed",
+         name="each image's mean removed"),
+    Case("synthesis 6", (_ROWS, "rows = images.reshape(-1, images.shape[0]).T"), FAIL, "rows are not the images",
+         name="images.reshape(-1, n).T"),
+    Case("synthesis 6", ("return gram /", "return 1 - gram /"), FAIL, "1 - the similarity", name="1 - cosine"),
+    # --- the histogram kernel: its shared array, CUDA's conversions
+    Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "unsigned int block_counts[64];"), FAIL,
+         "block_counts is a thread's own array.*__shared__", name="block_counts without __shared__"),
+    Case("synthesis 7", (_BIN, "min(__float2int_rd(image[i] * bins), bins - 1)"), PASS,
+         "privatised", name="__float2int_rd"),
+    Case("synthesis 7", (_BIN, "min((int) __float2uint_rz(image[i] * bins), bins - 1)"),
+         PASS, "privatised", name="__float2uint_rz"),
+    Case("synthesis 7", (_BIN, "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+         NOT_CHECKED, "not checked here: it calls __fmul_rn, one of CUDA's own", "cpu",
+         name="__fmul_rn, which the CPU does not define"),
+    Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
+         NOT_CHECKED, "not checked here: it calls __popc", "cpu", name="__popc, which the CPU does not define"),
+    Case("synthesis 7", (_BIN, "min((int) __fmul_rn(image[i], bins), bins - 1)"),
+         PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
+    Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
+         PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
+    # --- the bitonic step: barriers, temporaries, who writes what
+    Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
+         name="a __syncthreads() under if (partner > i)"),
+    Case("synthesis 8", ("if (partner > i) {", "__syncthreads();\n    if (partner > i) {"), PASS, "bitonic sort",
+         name="a __syncthreads() every thread reaches"),
+    Case("synthesis 8", (_READ, _READ.replace("float", "int")), FAIL, "int temporaries", name="int temporaries"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const bool ascending = ((i & k) == 0) == (partner > i);\n    "
+                         + _READ + "\n    if ((a > b) == ascending) values[i] = b;\n"), FAIL, "a race.*values\\[i\\] only",
+         "cpu", name="each thread writes values[i] only"),
+]
