@@ -221,15 +221,19 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
     return made()
 
 
-def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_options) -> list[dict]:
+def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_mistake=None,
+                **run_options) -> list[dict]:
     """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
-    its failures as hints."""
+    its failures as hints, those of compiling named by `compile_mistake(error lines)` where it
+    returns a hint (the exercise's usual mistakes), else by the compiler's first line."""
     try:
         with compiled(kernel, {name: a.dtype for name, a in arrays.items()}, main) as program:
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
     except KernelFailed as err:
         if err.kind == "compile":
-            raise NotYet(compile_hint(str(err).splitlines())) from None
+            lines = str(err).splitlines()
+            named = compile_mistake(lines) if compile_mistake else None
+            raise NotYet(f"your code does not compile: {named}" if named else compile_hint(lines)) from None
         if err.kind == "hang":
             loop = endless_loop(kernel)
             barrier = ("a __syncthreads() that not every thread of the block reaches waits forever (put it where every "
