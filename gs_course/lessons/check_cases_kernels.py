@@ -177,4 +177,8 @@ KERNEL_CASES = [
          "row bound uses cols where it is rows", name="the row bound with cols"),
     Case("cupy 4", ("c <= min(col + 1, cols - 1)", "c < min(col + 2, rows)"), FAIL,
          "column bound uses rows where it is cols", name="the column bound with rows, written < min(col + 2, rows)"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "const float uc = u[cell + 1], vc = v[cell + 1];"), FAIL,
+         "reads the cell's own u and v at cell \\+ 1", name="the cell's values read at cell + 1"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * v[2 * cell];"), FAIL,
+         "reads outside its arrays at cell \\(\\d+, \\d+\\), inside the grid", name="a read past the end inside the grid"),
 ]

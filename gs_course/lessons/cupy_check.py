@@ -265,13 +265,30 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
         got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5,  # a step takes milliseconds
                                       compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))[0]
         _named_mistake(*student, p, u, v, got["u_next"], got["v_next"])
-        if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
-            raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
-                         "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
-                         "min(row + 1, rows - 1), the same for columns)")
+        _read_outside((got["u_next"], got["v_next"]), " (run on the CPU)")
         return got["u_next"], got["v_next"]
 
     return one_step
+
+
+def _read_outside(got, where: str = "") -> None:
+    """The hint where a step's values are huge, what the memory around the input arrays holds: the
+    kernel read outside them. At the border only, the window's bounds are the usual cause; a cell
+    inside the grid read through an index that points elsewhere."""
+    huge = np.logical_or(*(np.abs(g) > 1e15 for g in got))  # NaN compares False: unwritten cells are not counted
+    if not huge.any():
+        return
+    cells = np.argwhere(huge)
+    rows, cols = huge.shape
+    inner = [(r, c) for r, c in cells if 0 < r < rows - 1 and 0 < c < cols - 1]
+    if inner:
+        raise NotYet(f"your kernel reads outside its arrays at cell {tuple(map(int, inner[0]))}, inside the grid{where}: "
+                     "an index there points outside its array; the cell is row * cols + col (the kernel's cell), its "
+                     "neighbours r * cols + c for r and c in the window")
+    raise NotYet(f"your kernel reads outside its arrays at the border{where}, at {len(cells)} cells, the first "
+                 f"{tuple(map(int, cells[0]))}: cells at the border have fewer neighbours; keep the window inside the "
+                 "grid (r from max(row - 1, 0) to min(row + 1, rows - 1), the same for columns), and every other "
+                 "index (v[cell + 1] is past the end at the last cell)")
 
 
 def _trial(body: str) -> None:
@@ -333,10 +350,7 @@ def step_kernel(body: str):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
             _named_mistake(body, "raw", p, u.get(), v.get(), *got)
-        if any((np.abs(g) > 1e15).any() for g in got):  # NaN compares False: unwritten cells are not counted
-            raise NotYet("your kernel reads outside its arrays at the border: cells at the border have fewer "
-                         "neighbours; keep the window inside the grid (r from max(row - 1, 0) to min(row + 1, rows - 1), "
-                         "the same for columns)")
+        _read_outside(got)
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy), _compile_mistakes_named(cupy, body, "raw"):

@@ -351,6 +351,8 @@ _WRONG_CELLS = (
     (lambda row, col, rows, cols: row * rows + col, "row * rows + col"),
 )
 _CELL = "cell (row, col) is row * cols + col, the kernel's cell"
+#: The neighbours next to a cell: (flat offset in a grid of `cols` columns, as written after cell).
+_SHIFTS = ((lambda cols: 1, "+ 1"), (lambda cols: -1, "- 1"), (lambda cols: cols, "+ cols"), (lambda cols: -cols, "- cols"))
 
 
 def _read(a, k):
@@ -372,14 +374,17 @@ def _own_values_elsewhere(u, v, p):
         return (uc + p.dt * (p.du * lu - uvv + p.feed * (1 - uc)),
                 vc + p.dt * (p.dv * lv + uvv - (p.feed + p.kill) * vc))
 
-    for index, written in _WRONG_CELLS:
+    shifted = tuple((lambda row, col, rows, cols, s=shift: row * cols + col + s(cols), f"cell {written}")
+                    for shift, written in _SHIFTS)
+    for index, written in _WRONG_CELLS + shifted:
         k = index(row, col, rows, cols)
         (uc, outside), (vc, _) = _read(u, k), _read(v, k)
         yield (stepped(uc, vc, sums[0] - counts * uc, sums[1] - counts * vc, uc * vc * vc), outside,
                f"your kernel reads the cell's own u and v at {written}, another cell: the {_CELL}")
     lu, lv = reference_laplacian(u), reference_laplacian(v)
-    for shift, written in ((1, "cell + 1"), (-1, "cell - 1"), (cols, "cell + cols"), (-cols, "cell - cols")):
-        (us, outside), (vs, _) = _read(u, row * cols + col + shift), _read(v, row * cols + col + shift)
+    for shift, written in _SHIFTS:
+        written = f"cell {written}"
+        (us, outside), (vs, _) = _read(u, row * cols + col + shift(cols)), _read(v, row * cols + col + shift(cols))
         for uvv, what in ((u * vs * vs, "v"), (u * v * vs, "v"), (us * v * v, "u"), (us * vs * vs, "u and v")):
             yield (stepped(u, v, lu, lv, uvv), outside,
                    f"uvv reads {what} at {written}, a neighbour, where the cell's own value is meant: uvv = uc * vc * vc")
