@@ -181,4 +181,8 @@ KERNEL_CASES = [
          "reads the cell's own u and v at cell \\+ 1", name="the cell's values read at cell + 1"),
     Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * v[2 * cell];"), FAIL,
          "reads outside its arrays at cell \\(\\d+, \\d+\\), inside the grid", name="a read past the end inside the grid"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * (v ^ 2);"), FAIL, "\\^ is C's exclusive or",
+         name="v ^ 2"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "const float uc = u[cell], vc = v[cell - cols];"), FAIL,
+         "reads the cell's own v at cell - cols", name="vc read at cell - cols"),
 ]

@@ -119,6 +119,7 @@ def uninitialised(body: str) -> str | None:
 #: The compilers' words (g++, clang++ on the CPU; nvrtc on the GPU) for each mistake named below.
 _POWER_WORDS = (r"invalid type argument of unary .\*.|indirection requires pointer operand|"
                 r"operand of \"\*\" must be a pointer")
+_XOR_WORDS = r"operator\^|invalid operands to binary (expression|\^)|must have integral or (unscoped )?enum type"
 _READ_ONLY_WORDS = (r"(assignment|increment|decrement) of read-only|read-only variable is not assignable|"
                     r"cannot assign to (variable|return value)|const-qualified type|expression must be a modifiable lvalue")
 
@@ -143,6 +144,8 @@ def compile_mistake(body: str, kind: str, errors: list[str]) -> str | None:
     if re.search(_POWER_WORDS, said) and re.search(r"[\w)\]]\s*\*\*\s*[\w(.]", code) and not re.search(
             rf"\b(?:{'|'.join(sorted(_TYPE_WORDS))})\s*\*\*", code):
         return "C has no ** (Python's power): write v * v (or powf(v, 2.0f))"
+    if re.search(_XOR_WORDS, said) and re.search(r"\^\s*\d", code):
+        return "^ is C's exclusive or, not a power: write v * v (or powf(v, 2.0f))"
     if re.search(_READ_ONLY_WORDS, said) and (name := _written_input(code, kind)):
         if kind == "raw" and name in ("u", "v"):
             return (f"{name} is an input (const float*), which the kernel cannot write: write the output, "
@@ -377,10 +380,10 @@ def _own_values_elsewhere(u, v, p):
     shifted = tuple((lambda row, col, rows, cols, s=shift: row * cols + col + s(cols), f"cell {written}")
                     for shift, written in _SHIFTS)
     for index, written in _WRONG_CELLS + shifted:
-        k = index(row, col, rows, cols)
-        (uc, outside), (vc, _) = _read(u, k), _read(v, k)
-        yield (stepped(uc, vc, sums[0] - counts * uc, sums[1] - counts * vc, uc * vc * vc), outside,
-               f"your kernel reads the cell's own u and v at {written}, another cell: the {_CELL}")
+        (us, outside), (vs, _) = _read(u, index(row, col, rows, cols)), _read(v, index(row, col, rows, cols))
+        for uc, vc, what in ((us, vs, "u and v"), (us, v, "u"), (u, vs, "v")):
+            yield (stepped(uc, vc, sums[0] - counts * uc, sums[1] - counts * vc, uc * vc * vc), outside,
+                   f"your kernel reads the cell's own {what} at {written}, another cell: the {_CELL}")
     lu, lv = reference_laplacian(u), reference_laplacian(v)
     for shift, written in _SHIFTS:
         written = f"cell {written}"
