@@ -185,4 +185,6 @@ KERNEL_CASES = [
          name="v ^ 2"),
     Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "const float uc = u[cell], vc = v[cell - cols];"), FAIL,
          "reads the cell's own v at cell - cols", name="vc read at cell - cols"),
+    Case("cupy 4", ("feed * (1.0f - uc)", "feed * (1.0f - u[cell + 1])"), FAIL, "feed \\* \\(1 - u\\) reads u at cell \\+ 1",
+         name="the feed term's u at cell + 1"),
 ]

@@ -373,9 +373,10 @@ def _own_values_elsewhere(u, v, p):
     counts = window_counts(rows, cols, np.float64)
     sums = [reference_laplacian(a) + counts * a for a in (u, v)]
 
-    def stepped(uc, vc, lu, lv, uvv):
-        return (uc + p.dt * (p.du * lu - uvv + p.feed * (1 - uc)),
-                vc + p.dt * (p.dv * lv + uvv - (p.feed + p.kill) * vc))
+    def stepped(uc, vc, lu, lv, uvv, fed=None, decaying=None):
+        """The step; `fed` the u of feed * (1 - u), `decaying` the v of (feed + kill) * v (else uc, vc)."""
+        return (uc + p.dt * (p.du * lu - uvv + p.feed * (1 - (uc if fed is None else fed))),
+                vc + p.dt * (p.dv * lv + uvv - (p.feed + p.kill) * (vc if decaying is None else decaying)))
 
     shifted = tuple((lambda row, col, rows, cols, s=shift: row * cols + col + s(cols), f"cell {written}")
                     for shift, written in _SHIFTS)
@@ -391,6 +392,10 @@ def _own_values_elsewhere(u, v, p):
         for uvv, what in ((u * vs * vs, "v"), (u * v * vs, "v"), (us * v * v, "u"), (us * vs * vs, "u and v")):
             yield (stepped(u, v, lu, lv, uvv), outside,
                    f"uvv reads {what} at {written}, a neighbour, where the cell's own value is meant: uvv = uc * vc * vc")
+        yield (stepped(u, v, lu, lv, u * v * v, fed=us), outside,
+               f"feed * (1 - u) reads u at {written}, a neighbour, where the cell's own value is meant: feed * (1.0f - uc)")
+        yield (stepped(u, v, lu, lv, u * v * v, decaying=vs), outside,
+               f"(feed + kill) * v reads v at {written}, a neighbour, where the cell's own value is meant: (feed + kill) * vc")
     mixed_u = ((sums[1] - counts * u, "lu sums v's neighbours"), (sums[0] - counts * v, "lu takes vc from u's neighbours"))
     mixed_v = ((sums[0] - counts * v, "lv sums u's neighbours"), (sums[1] - counts * u, "lv takes uc from v's neighbours"))
     nowhere = np.zeros(u.shape, bool)
