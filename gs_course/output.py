@@ -41,6 +41,13 @@ def check_writable(path: str | os.PathLike) -> Path:
     return path
 
 
+class WriterClosedError(ValueError):
+    """An image handed to a writer already closed."""
+
+
+_CLOSED = "this writer is closed: write inside the with block (or before close())"
+
+
 class FrameWriter:
     """Writes V images one by one; use as a context manager so an early stop still closes the file."""
 
@@ -86,6 +93,8 @@ class FrameWriter:
 
     def write(self, frame: np.ndarray) -> None:
         """Append one image and flush, so that a crash after this line cannot lose it."""
+        if not self._file:
+            raise WriterClosedError(_CLOSED)
         if self.written >= self.images:
             raise OutputError(f"{self.path} already holds its {self.images} images")
         self._dataset[self.written] = frame
@@ -116,7 +125,8 @@ class BackgroundWriter:
 
     Same interface as FrameWriter. At most `depth` images wait in memory; closing writes every
     image already handed over (they are completed images), then closes the file. An error in the
-    writing thread comes back at the next `write` or at `close`.
+    writing thread comes back at the next `write` or at `close`. A `write` once closed raises
+    `WriterClosedError`: no thread would take the image, and the write past `depth` would wait for ever.
     """
 
     def __init__(self, writer: FrameWriter, depth: int = 4):
@@ -124,6 +134,7 @@ class BackgroundWriter:
         self._queue: queue.Queue = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._error_reported = False
+        self._closed = False
         self._thread = threading.Thread(target=self._drain, name="gs-course-writer", daemon=True)
         self._thread.start()
 
@@ -150,9 +161,12 @@ class BackgroundWriter:
 
     def write(self, frame) -> None:
         self._raise_error()
+        if self._closed or not self._thread.is_alive():
+            raise WriterClosedError(_CLOSED)
         self._queue.put(frame)
 
     def close(self) -> None:
+        self._closed = True
         if self._thread.is_alive():
             self._queue.put(None)
             self._thread.join()

@@ -6,7 +6,7 @@ import pytest
 
 from gs_course import backends
 from gs_course.model import PARITY_ATOL, reference_run
-from gs_course.output import DATASET, BackgroundWriter, FrameWriter, OutputError, read_frames
+from gs_course.output import DATASET, BackgroundWriter, FrameWriter, OutputError, WriterClosedError, read_frames
 from gs_course.parameters import Parameters
 from gs_course.runner import simulate
 
@@ -146,3 +146,22 @@ def test_background_writer_reports_a_write_error_once(tmp_path):
     writer.close()  # reported once; closing again is harmless
     frames, _ = read_frames(tmp_path / "bg.h5")
     assert frames.shape == (1, ROWS, COLS)
+
+
+def test_background_writer_refuses_a_write_once_closed(tmp_path):
+    """No thread drains a closed writer's queue: writes after close must fail at once, every one of
+    them, never queue silently until the queue is full and then wait for ever."""
+    with BackgroundWriter(_writer(tmp_path / "bg.h5", images=4), depth=4) as writer:
+        writer.write(np.zeros((ROWS, COLS), np.float32))
+    for _ in range(2):  # within depth: without the check they would queue silently (the fifth would wait for ever)
+        with pytest.raises(WriterClosedError, match="this writer is closed: write inside the with block"):
+            writer.write(np.zeros((ROWS, COLS), np.float32))
+    frames, _ = read_frames(tmp_path / "bg.h5")
+    assert frames.shape == (1, ROWS, COLS)
+
+
+def test_frame_writer_refuses_a_write_once_closed(tmp_path):
+    with _writer(tmp_path / "fw.h5", images=2) as writer:
+        writer.write(np.zeros((ROWS, COLS), np.float32))
+    with pytest.raises(WriterClosedError, match="this writer is closed"):
+        writer.write(np.zeros((ROWS, COLS), np.float32))

@@ -192,6 +192,16 @@ CASES = [
     Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "if True:\n        writer = BackgroundWriter(frames)"),
          FAIL, "still open", name="the writer never closed"),
     Case("cupy 7", (), PASS, "written by a second thread"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n",
+                    "with BackgroundWriter(frames) as writer:\n        pass\n    for _ in range(nbimage):\n",
+                    "            simulation.advance(nbextrastep)\n            writer.write(", "        simulation.advance(nbextrastep)\n        writer.write("),
+         FAIL, "writes after the writer was closed", name="the loop after the with block"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n",
+                    "with frames as writer:\n        pass\n    for _ in range(nbimage):\n",
+                    "            simulation.advance(nbextrastep)\n            writer.write(", "        simulation.advance(nbextrastep)\n        writer.write("),
+         FAIL, "writes after the writer was closed", name="the loop after the FrameWriter's with block"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "writer = BackgroundWriter(frames)\n    with writer:"), PASS,
+         "written by a second thread", name="the writer made before its with block"),
     Case("cupy 7", ("with BackgroundWriter(frames) as writer:\n        for _ in range(nbimage):\n"
                     "            simulation.advance(nbextrastep)\n            writer.write(simulation.fetch_v())",
                     "import threading\n    with frames as writer:\n        for _ in range(nbimage):\n"

@@ -99,6 +99,9 @@ _WRITE_ERRORS = (
     ((TypeError, ValueError), r"[Cc]an't broadcast",
      "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
      "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+    (output.WriterClosedError, r"this writer is closed",
+     "{what} writes after the writer was closed (its with block had ended): put the loop that writes inside the "
+     "with block"),
     (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
      "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
 )

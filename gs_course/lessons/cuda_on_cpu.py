@@ -239,9 +239,11 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
     return made()
 
 
-def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_options) -> list[dict]:
+def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_mistake=None,
+                **run_options) -> list[dict]:
     """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
-    its failures as hints."""
+    its failures as hints, those of compiling named by `compile_mistake(error lines)` where it
+    returns a hint (the exercise's usual mistakes), else by the compiler's first line."""
     try:
         with compiled(kernel, {name: a.dtype for name, a in arrays.items()}, main) as program:
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
@@ -251,7 +253,9 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], **run_op
             if cuda_own:  # a misspelt __syncthreads is the student's, anything else CUDA's (__fmul_rn...)
                 raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
                                "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
-            raise NotYet(compile_hint(str(err).splitlines())) from None
+            lines = str(err).splitlines()
+            named = compile_mistake(lines) if compile_mistake else None
+            raise NotYet(f"your code does not compile: {named}" if named else compile_hint(lines)) from None
         if err.kind == "hang":
             loop = endless_loop(kernel)
             barrier = ("a __syncthreads() that not every thread of the block reaches waits forever (put it where every "

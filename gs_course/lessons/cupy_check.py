@@ -11,6 +11,7 @@ check and why, and the notebook runs on.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import time
 
@@ -175,7 +176,7 @@ def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
-    if hint := kernel_mistakes.declared_again(body, "elementwise"):
+    if hint := kernel_mistakes.declared_again(body, "elementwise") or kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if _on_the_cpu():
         _checked_step(_cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, lu, lv, SCALARS, u_next, "
@@ -195,7 +196,7 @@ def elementwise_update(body: str, laplacian):
             _named_mistake(body, "elementwise", p, *(a.get() for a in (u, v, u_next, v_next)))
         return u_next, v_next
 
-    with _gpu_errors_as_hints(cupy):
+    with _gpu_errors_as_hints(cupy), _compile_mistakes_named(cupy, body, "elementwise"):
         _checked_step(fused_step, cupy.ndarray, cupy.asarray)
     return kernel
 
@@ -213,6 +214,19 @@ BODY
         V_next[i] = v_next;
     }
 }"""
+
+
+@contextlib.contextmanager
+def _compile_mistakes_named(cupy, body: str, kind: str):
+    """nvrtc's errors of a usual mistake (`kernel_mistakes.compile_mistake`) as its hint; any other
+    compile error goes on to `_gpu_errors_as_hints`, which shows the compiler's first line."""
+    try:
+        yield
+    except cupy.cuda.compiler.CompileException as err:
+        named = kernel_mistakes.compile_mistake(body, kind, [line for line in str(err).splitlines() if "error" in line])
+        if named is None:
+            raise
+        raise NotYet(f"your code does not compile: {named}") from None
 
 
 def _on_the_cpu() -> bool:
@@ -248,15 +262,33 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
         arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
-        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5)[0]  # a step takes milliseconds
+        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5,  # a step takes milliseconds
+                                      compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))[0]
         _named_mistake(*student, p, u, v, got["u_next"], got["v_next"])
-        if any((np.abs(got[name]) > 1e15).any() for name in ("u_next", "v_next")):
-            raise NotYet("your kernel reads outside its arrays at the border (run on the CPU): cells at the border "
-                         "have fewer neighbours; keep the window inside the grid (r from max(row - 1, 0) to "
-                         "min(row + 1, rows - 1), the same for columns)")
+        _read_outside((got["u_next"], got["v_next"]), " (run on the CPU)")
         return got["u_next"], got["v_next"]
 
     return one_step
+
+
+def _read_outside(got, where: str = "") -> None:
+    """The hint where a step's values are huge, what the memory around the input arrays holds: the
+    kernel read outside them. At the border only, the window's bounds are the usual cause; a cell
+    inside the grid read through an index that points elsewhere."""
+    huge = np.logical_or(*(np.abs(g) > 1e15 for g in got))  # NaN compares False: unwritten cells are not counted
+    if not huge.any():
+        return
+    cells = np.argwhere(huge)
+    rows, cols = huge.shape
+    inner = [(r, c) for r, c in cells if 0 < r < rows - 1 and 0 < c < cols - 1]
+    if inner:
+        raise NotYet(f"your kernel reads outside its arrays at cell {tuple(map(int, inner[0]))}, inside the grid{where}: "
+                     "an index there points outside its array; the cell is row * cols + col (the kernel's cell), its "
+                     "neighbours r * cols + c for r and c in the window")
+    raise NotYet(f"your kernel reads outside its arrays at the border{where}, at {len(cells)} cells, the first "
+                 f"{tuple(map(int, cells[0]))}: cells at the border have fewer neighbours; keep the window inside the "
+                 "grid (r from max(row - 1, 0) to min(row + 1, rows - 1), the same for columns), and every other "
+                 "index (v[cell + 1] is past the end at the last cell)")
 
 
 def _trial(body: str) -> None:
@@ -280,7 +312,7 @@ def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
-    if hint := kernel_mistakes.declared_again(body, "raw"):
+    if hint := kernel_mistakes.declared_again(body, "raw") or kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if re.search(r"__syncthreads\s*\(", body):
         raise NotYet("a __syncthreads() after the kernel's first lines have returned the threads outside the grid "
@@ -318,13 +350,10 @@ def step_kernel(body: str):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
             _named_mistake(body, "raw", p, u.get(), v.get(), *got)
-        if any((np.abs(g) > 1e15).any() for g in got):  # NaN compares False: unwritten cells are not counted
-            raise NotYet("your kernel reads outside its arrays at the border: cells at the border have fewer "
-                         "neighbours; keep the window inside the grid (r from max(row - 1, 0) to min(row + 1, rows - 1), "
-                         "the same for columns)")
+        _read_outside(got)
         return u_next, v_next
 
-    with _gpu_errors_as_hints(cupy):
+    with _gpu_errors_as_hints(cupy), _compile_mistakes_named(cupy, body, "raw"):
         _checked_step(one_step, cupy.ndarray, to_device)
     return launch
 

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from ..model import laplacian as reference_laplacian, reference_step, updated
+from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
 
 #: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
 PARAMETERS = {
@@ -92,6 +92,69 @@ def declared_again(body: str, kind: str) -> str | None:
     return None
 
 
+def uninitialised(body: str) -> str | None:
+    """The hint for a local declared without a value and then added to (or read) before anything is
+    assigned to it: it starts with whatever its memory held, which may be 0 by luck, so its values
+    cannot show it."""
+    code = _code(body)
+    unset = []
+    for words, name, initialiser, where in _declarations(code):
+        if initialiser or name in unset or re.match(rf"\s*[*&\s]*{name}\s*\[", code[where:]):
+            continue  # an array, or a value given
+        end = code.find(";", where)
+        first = re.search(rf"\b{name}\b(?!\s*=(?!=))", code[end:])
+        assigned = re.search(rf"\b{name}\s*=(?!=)", code[end:])
+        if first and (assigned is None or first.start() < assigned.start()):
+            unset.append(name)
+    if not unset:
+        return None
+    several = len(unset) > 1
+    return (f"{' and '.join(unset)} {'are' if several else 'is'} never given a value before {'they are' if several else 'it is'} "
+            f"used: a local starts with whatever its memory held; start {'them' if several else 'it'} at 0 "
+            f"({', '.join(f'{name} = 0.0f' for name in unset)} where declared)")
+
+
+# --- What the compiler's errors mean, read with the C ---------------------------------------------------
+
+#: The compilers' words (g++, clang++ on the CPU; nvrtc on the GPU) for each mistake named below.
+_POWER_WORDS = (r"invalid type argument of unary .\*.|indirection requires pointer operand|"
+                r"operand of \"\*\" must be a pointer")
+_XOR_WORDS = r"operator\^|invalid operands to binary (expression|\^)|must have integral or (unscoped )?enum type"
+_READ_ONLY_WORDS = (r"(assignment|increment|decrement) of read-only|read-only variable is not assignable|"
+                    r"cannot assign to (variable|return value)|const-qualified type|expression must be a modifiable lvalue")
+
+
+def _written_input(code: str, kind: str) -> str | None:
+    """The first input of the kernel that `code` assigns to (or increments)."""
+    inputs = "|".join(name for name, what in PARAMETERS[kind].items() if what == "input")
+    found = re.search(rf"(?:\+\+|--)\s*\b({inputs})\b|\b({inputs})\s*(?:\[[^\]]*\]\s*)?(?:[-+*/%|&^]?=(?!=)|\+\+|--)", code)
+    return (found[1] or found[2]) if found else None
+
+
+def compile_mistake(body: str, kind: str, errors: list[str]) -> str | None:
+    """The mistake of a kernel whose body does not compile, named from its C and the compiler's
+    error lines (`errors`), where it is one of the usual ones; else None (the compiler's own line)."""
+    code, said = _code(body), "\n".join(errors)
+    for opening, closing, what in (("{", "}", "braces"), ("(", ")", "parentheses")):
+        opened, closed = code.count(opening), code.count(closing)
+        if opened != closed:
+            missing = closing if opened > closed else opening
+            return (f"the {what} do not pair: {opened} {opening} and {closed} {closing} (a {missing} is missing, "
+                    f"or one too many)")
+    if re.search(_POWER_WORDS, said) and re.search(r"[\w)\]]\s*\*\*\s*[\w(.]", code) and not re.search(
+            rf"\b(?:{'|'.join(sorted(_TYPE_WORDS))})\s*\*\*", code):
+        return "C has no ** (Python's power): write v * v (or powf(v, 2.0f))"
+    if re.search(_XOR_WORDS, said) and re.search(r"\^\s*\d", code):
+        return "^ is C's exclusive or, not a power: write v * v (or powf(v, 2.0f))"
+    if re.search(_READ_ONLY_WORDS, said) and (name := _written_input(code, kind)):
+        if kind == "raw" and name in ("u", "v"):
+            return (f"{name} is an input (const float*), which the kernel cannot write: write the output, "
+                    f"{name}_next[cell]")
+        output = f"write the output {name}_next, or " if name in ("u", "v") else ""
+        return f"{name} is an input, which the kernel cannot change: {output}keep the new value in a local of another name"
+    return None
+
+
 # --- What the C shows, once the values are known to be wrong -------------------------------------------
 
 def _without_subscripts(text: str) -> str:
@@ -159,11 +222,11 @@ def _new_value_hint(name: str) -> str:
 _OUTSIDE = object()
 
 
-def _bound(low_shift=0, low=0, high_shift=0, high=0, exclusive=False):
-    """The window along one axis of cell i of n: from max(i - 1 + low_shift, low) to
-    min(i + 1 + high_shift, n - 1 + high), less one where `exclusive` (< for <=)."""
-    return (lambda i, n: np.maximum(i - 1 + low_shift, low),
-            lambda i, n: np.minimum(i + 1 + high_shift, n - 1 + high) - exclusive)
+def _bound(low_shift=0, low=0, high_shift=0, high=0, exclusive=False, other=False):
+    """The window along one axis of cell i of n (m along the other axis): from max(i - 1 + low_shift,
+    low) to min(i + 1 + high_shift, n - 1 + high), m for n where `other`, less one where `exclusive`."""
+    return (lambda i, n, m: np.maximum(i - 1 + low_shift, low),
+            lambda i, n, m: np.minimum(i + 1 + high_shift, (m if other else n) - 1 + high) - exclusive)
 
 
 _RIGHT = _bound()
@@ -180,7 +243,12 @@ _OFF_BY_ONE = (
     (_bound(low_shift=1), "the window starts at {i}: it starts one before, max({i} - 1, 0)"),
     (_bound(high_shift=-1), "the window ends at {i}: it ends one after, min({i} + 1, {n} - 1)"),
 )
-_AXES = ({"k": "r", "i": "row", "n": "rows"}, {"k": "c", "i": "col", "n": "cols"})
+#: The bound of one axis that counts the other's cells: where the other axis is longer, its values
+#: are those of min({i} + 1, {n}) (_UNCLAMPED), and the C tells them apart (_other_count).
+_OTHER_COUNT = (_bound(other=True), "the window's {a} bound uses {m} where it is {n}: the last {k} is min({i} + 1, {n} - 1)")
+_UNCLAMPED = _OFF_BY_ONE[1][0]
+_AXES = ({"k": "r", "i": "row", "n": "rows", "m": "cols", "a": "row"},
+         {"k": "c", "i": "col", "n": "cols", "m": "rows", "a": "column"})
 _ONE_CELL = "lu += u[r * cols + c] - uc"
 
 
@@ -229,7 +297,8 @@ def _windowed(a, bounds=(_RIGHT, _RIGHT), index=None, centres=None, accumulate=_
     offsets = [(dr, dc) for dr in range(-2, 3) for dc in range(-2, 3)]
     for dr, dc in sorted(offsets, key=lambda o: o[::-1]) if column_major else offsets:
         r, c = row + dr, col + dc
-        used = (r >= row_low(row, rows)) & (r <= row_high(row, rows)) & (c >= col_low(col, cols)) & (c <= col_high(col, cols))
+        used = ((r >= row_low(row, rows, cols)) & (r <= row_high(row, rows, cols)) & (c >= col_low(col, cols, rows))
+                & (c <= col_high(col, cols, rows)))
         k = (index or (lambda r, c, *_: _index(r, c, rows, cols)))(r, c, row, col, rows, cols)
         read_outside = used & ((k < 0) | (k >= flat.size))
         outside |= read_outside
@@ -241,25 +310,130 @@ def _windowed(a, bounds=(_RIGHT, _RIGHT), index=None, centres=None, accumulate=_
 
 
 def _raw_laplacians():
-    """(the Laplacian as a wrong kernel computes it: a -> (values, read outside), its hint)."""
-    for bounds, hint in _OFF_BY_ONE:
+    """(the Laplacian as a wrong kernel computes it: a -> (values, read outside), its hint, the axes whose
+    window ends unclamped at min(i + 1, n): `_other_count` reads which bound the C has there)."""
+    for bounds, hint in (*_OFF_BY_ONE, _OTHER_COUNT):
         for axes, both in (((bounds, _RIGHT), False), ((_RIGHT, bounds), False), ((bounds, bounds), True)):
             named = [hint.format(**_AXES[axis]) for axis in range(2) if axes[axis] is bounds]
+            unclamped = tuple(axis for axis in range(2) if axes[axis] is _UNCLAMPED)
+            if bounds is _OTHER_COUNT[0]:
+                yield (lambda a, b=axes: _windowed(a, b)), "; ".join(named), unclamped
+                continue
             yield (lambda a, b=axes: _windowed(a, b)), ("the window's bounds are off by one" + (
-                " (rows and columns): " if both else ": ") + named[0])
+                " (rows and columns): " if both else ": ") + named[0]), unclamped
     for index, hint in _WRONG_INDICES:
-        yield (lambda a, i=index: _windowed(a, index=i)), hint
+        yield (lambda a, i=index: _windowed(a, index=i)), hint, ()
     yield (lambda a: _windowed(a, centres=0)), (f"lu and lv are window sums, not Laplacians: add (neighbour - centre) "
-                                                f"for each cell of the window, {_ONE_CELL}")
+                                                f"for each cell of the window, {_ONE_CELL}"), ()
     yield (lambda a: _windowed(a, centres=1)), (
         f"lu and lv are the sums of the neighbours (the centre taken out once): take uc out for each cell of the "
-        f"window, {_ONE_CELL}")
+        f"window, {_ONE_CELL}"), ()
     yield (lambda a: _windowed(a, centres=8)), (f"the centre is taken out 8 times, whatever the window: take uc out for "
-                                                f"each cell of the window (9 inside, fewer at the border), {_ONE_CELL}")
+                                                f"each cell of the window (9 inside, fewer at the border), {_ONE_CELL}"), ()
     for column_major in (False, True):
         yield (lambda a, m=column_major: _windowed(a, accumulate=_add_as_int, column_major=m)), (
             "the window's sums are truncated to whole numbers at each +=: an accumulator of an integer type (int lu?); "
-            "declare them float (float lu = 0.0f)")
+            "declare them float (float lu = 0.0f)"), ()
+
+
+def _other_count(code: str, axes) -> str | None:
+    """The hint for a window's bound, along one of `axes`, that the C gives with the other axis's count
+    (c <= min(col + 1, rows - 1), c < rows): where that axis is the longer, its values are those of an
+    unclamped window, min(col + 1, cols)."""
+    for axis in axes:
+        names = _AXES[axis]
+        if re.search(r"\b{k}\s*(?:<=?|>=?)\s*(?:min\s*\(\s*{i}\s*\+\s*\d+\s*,\s*)?{m}\b".format(**names), code):
+            return _OTHER_COUNT[1].format(**names)
+    return None
+
+
+#: Wrong flat indices of the cell (row, col) itself, in a grid of rows x cols: (index, as written).
+_WRONG_CELLS = (
+    (lambda row, col, rows, cols: col * rows + row, "col * rows + row"),
+    (lambda row, col, rows, cols: col * cols + row, "col * cols + row"),
+    (lambda row, col, rows, cols: row * rows + col, "row * rows + col"),
+)
+_CELL = "cell (row, col) is row * cols + col, the kernel's cell"
+#: The neighbours next to a cell: (flat offset in a grid of `cols` columns, as written after cell).
+_SHIFTS = ((lambda cols: 1, "+ 1"), (lambda cols: -1, "- 1"), (lambda cols: cols, "+ cols"), (lambda cols: -cols, "- cols"))
+
+
+def _read(a, k):
+    """a's cells at flat indices k, and where k is outside a."""
+    outside = (k < 0) | (k >= a.size)
+    return a.ravel()[np.clip(k, 0, a.size - 1)], outside
+
+
+def _own_values_elsewhere(u, v, p):
+    """(the step, where it read outside, the hint) where a kernel reads the cell's own u and v at
+    another index: the centre of the window and of the update (uc, vc) at a wrong index of the cell;
+    the reaction term's u or v a neighbour's (v[cell + 1]); a Laplacian summing the other array."""
+    rows, cols = u.shape
+    row, col = np.indices(u.shape)
+    counts = window_counts(rows, cols, np.float64)
+    sums = [reference_laplacian(a) + counts * a for a in (u, v)]
+
+    def stepped(uc, vc, lu, lv, uvv, fed=None, decaying=None):
+        """The step; `fed` the u of feed * (1 - u), `decaying` the v of (feed + kill) * v (else uc, vc)."""
+        return (uc + p.dt * (p.du * lu - uvv + p.feed * (1 - (uc if fed is None else fed))),
+                vc + p.dt * (p.dv * lv + uvv - (p.feed + p.kill) * (vc if decaying is None else decaying)))
+
+    shifted = tuple((lambda row, col, rows, cols, s=shift: row * cols + col + s(cols), f"cell {written}")
+                    for shift, written in _SHIFTS)
+    for index, written in _WRONG_CELLS + shifted:
+        (us, outside), (vs, _) = _read(u, index(row, col, rows, cols)), _read(v, index(row, col, rows, cols))
+        for uc, vc, what in ((us, vs, "u and v"), (us, v, "u"), (u, vs, "v")):
+            yield (stepped(uc, vc, sums[0] - counts * uc, sums[1] - counts * vc, uc * vc * vc), outside,
+                   f"your kernel reads the cell's own {what} at {written}, another cell: the {_CELL}")
+    lu, lv = reference_laplacian(u), reference_laplacian(v)
+    for shift, written in _SHIFTS:
+        written = f"cell {written}"
+        (us, outside), (vs, _) = _read(u, row * cols + col + shift(cols)), _read(v, row * cols + col + shift(cols))
+        for uvv, what in ((u * vs * vs, "v"), (u * v * vs, "v"), (us * v * v, "u"), (us * vs * vs, "u and v")):
+            yield (stepped(u, v, lu, lv, uvv), outside,
+                   f"uvv reads {what} at {written}, a neighbour, where the cell's own value is meant: uvv = uc * vc * vc")
+        yield (stepped(u, v, lu, lv, u * v * v, fed=us), outside,
+               f"feed * (1 - u) reads u at {written}, a neighbour, where the cell's own value is meant: feed * (1.0f - uc)")
+        yield (stepped(u, v, lu, lv, u * v * v, decaying=vs), outside,
+               f"(feed + kill) * v reads v at {written}, a neighbour, where the cell's own value is meant: (feed + kill) * vc")
+    mixed_u = ((sums[1] - counts * u, "lu sums v's neighbours"), (sums[0] - counts * v, "lu takes vc from u's neighbours"))
+    mixed_v = ((sums[0] - counts * v, "lv sums u's neighbours"), (sums[1] - counts * u, "lv takes uc from v's neighbours"))
+    nowhere = np.zeros(u.shape, bool)
+    for wrong_u, said in mixed_u:
+        yield stepped(u, v, wrong_u, lv, u * v * v), nowhere, f"{said}: lu += u[r * cols + c] - uc"
+    for wrong_v, said in mixed_v:
+        yield stepped(u, v, lu, wrong_v, u * v * v), nowhere, f"{said}: lv += v[r * cols + c] - vc"
+    yield (stepped(u, v, mixed_u[0][0], mixed_v[0][0], u * v * v), nowhere,
+           "lu sums v's neighbours and lv u's: lu += u[r * cols + c] - uc, lv += v[r * cols + c] - vc")
+
+
+def _written_elsewhere(got, want) -> str | None:
+    """The hint where the kernel wrote each cell's values to another cell (u_next[col * rows + row]): of
+    one output or both, the cells that several threads write left out (their order is the GPU's)."""
+    rows, cols = want[0].shape
+    row, col = np.indices((rows, cols))
+    for index, written in _WRONG_CELLS:
+        k = index(row, col, rows, cols).ravel()
+        if (k < 0).any() or (k >= rows * cols).any():
+            continue  # a write outside the array: told as such before
+        once = np.bincount(k, minlength=rows * cols)[k] == 1
+        known = np.zeros(rows * cols, bool)
+        known[k[once]] = True
+        known[np.bincount(k, minlength=rows * cols) == 0] = True  # never written: NaN, as the model has it
+        if known.mean() < 0.25:
+            continue
+        moved, right = [], 0
+        for name, g, w in zip(("u_next", "v_next"), got, want):
+            model = np.full(rows * cols, np.nan)
+            model[k] = w.ravel()
+            if np.allclose(g.ravel()[known], model[known], rtol=1e-5, atol=1e-4, equal_nan=True):
+                moved.append(name)
+            else:
+                right += np.allclose(g, w, rtol=0, atol=1e-5)
+        if moved and len(moved) + right == 2:
+            return (f"your kernel writes {' and '.join(f'{name}[{written}]' for name in moved)}, another cell than its "
+                    f"own: write {' and '.join(f'{name}[cell]' for name in moved)} (the {_CELL})")
+    return None
 
 
 def _cross_steps(u, v, p):
@@ -300,9 +474,14 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             return hint
     if kind == "raw":
         right = reference_laplacian(u), reference_laplacian(v)
-        for laplacian, hint in _raw_laplacians():
+        for laplacian, hint, unclamped in _raw_laplacians():
             (lu, outside_u), (lv, outside_v) = laplacian(u), laplacian(v)
             for pair, outside in (((lu, lv), outside_u | outside_v), ((lu, right[1]), outside_u), ((right[0], lv), outside_v)):
                 if _matches(got, updated(u, v, *pair, p), outside, want):  # in both arrays' windows, or in one
-                    return hint
+                    return _other_count(code, unclamped) or hint
+        for model, outside, hint in _own_values_elsewhere(u, v, p):
+            if _matches(got, model, outside, want):
+                return hint
+        if hint := _written_elsewhere(got, want):
+            return hint
     return _output_read(code, kind)
