@@ -290,6 +290,8 @@ check.saved_images(save_images, BACKEND, overlapped=True, time_limit_s=3)
     Case("synthesis 2", ('reduce_expr = "a + b"', 'reduce_expr = "max(a, b)"'), FAIL, "largest value", name="max for +"),
     Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v >= threshold ? v : 0.0"'), FAIL, "not >=", name=">="),
     Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold"'), FAIL, "counts the spots", name="the mask alone"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? v - threshold : 0.0"'), FAIL,
+         "excess over the threshold", name="the excess over the threshold"),
     Case("synthesis 5", (), PASS, "binary search"),
     Case("synthesis 5", ('xp.searchsorted(edges, images, side="right")', "(images[..., None] >= edges).sum(axis=-1)"),
          FAIL, "binary search", name="classes by comparing with every edge"),

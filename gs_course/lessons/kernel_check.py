@@ -191,6 +191,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
         if close(got, np.where(images < threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
             raise NotYet("that is the mass of the background: the condition is inverted, v > threshold ? v : 0")
+        if close(got, np.where(images > threshold, images - threshold, 0).sum(axis=(1, 2), dtype=np.float64)):
+            raise NotYet("that sums each spot's excess over the threshold: map a spot to its value, v > threshold ? v : 0")
         offset = got - want
         if np.all(offset > 1e-3) and np.allclose(offset, offset[0], rtol=1e-3):
             raise NotYet(f"each image's sum is {offset[0]:.4g} too large: the identity starts every thread's "
