@@ -333,16 +333,10 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
         return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
                        "your images", BODY_ARGUMENTS)
 
-    few = program(2, 2) if jax is not None else None
+    few = _looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
+                          ("steps of an image", "lax.fori_loop for the nbextrastep steps of one image"),
+                          ("nbextrastep", " an image", ", not the notebook's size.steps_per_image")) if jax is not None else None
     if few is not None:
-        more_images, more_steps = program(3, 2), program(2, 3)
-        for traced in (few, more_images, more_steps):
-            check_loops(traced, "your images")
-        _not_unrolled(few, more_images, "images", "lax.scan over the images, one_image returning ((u, v), v)")
-        _not_unrolled(few, more_steps, "steps of an image", "lax.fori_loop for the nbextrastep steps of one image")
-        if same_program(few, more_steps):
-            raise NotYet("your images are the same program for 2 and 3 steps an image: they ignore the argument "
-                         "nbextrastep (size.steps_per_image is the notebook's own number): run nbextrastep steps an image")
         if any(tuple(out.shape) == (2, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_V_ONLY.format(shape=f"(nbimage, 2, {rows}, {cols})"))
         if not any(e.primitive.name == "scan" and any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
@@ -376,6 +370,25 @@ def _not_unrolled(few, more, what: str, instead: str) -> None:
     if sizes[1] - sizes[0] > _A_FEW:
         raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
                      f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
+
+
+def _looped_program(program, what: str, more: tuple, longer: tuple, argument: tuple):
+    """`program(2, 2)` (two images or pairs, two steps each), where it ends, compiles in seconds, does not
+    grow with the images or pairs (`more`: what they are, the technique instead) or the steps (`longer`)
+    and depends on its steps' `argument` (its name, what the steps are of, what it is not); else the hint."""
+    few = program(2, 2)
+    if few is None:
+        return None
+    wider, deeper = program(3, 2), program(2, 3)
+    for each in (few, wider, deeper):
+        check_loops(each, f"your {what}")
+    _not_unrolled(few, wider, *more)
+    _not_unrolled(few, deeper, *longer)
+    name, of, instead = argument
+    if same_program(few, deeper):
+        raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
+                     f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
+    return few
 
 
 def _makes_shape(eqn, shape: tuple) -> bool:
@@ -414,11 +427,13 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes)
 
 
-#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant.
+#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant; a
+#: loop's body called with other arguments than it takes.
 _BATCH_ERRORS = (
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
      "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
      "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
+    *BODY_ARGUMENTS,
 )
 
 
@@ -474,16 +489,10 @@ def _batch(student, device_type, base: Parameters) -> None:
         return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
                        _BATCH_ERRORS)
 
-    few = program(2, 2) if jax is not None else None
+    few = _looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
+                          ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
+        if jax is not None else None
     if few is not None:
-        more_pairs, more_steps = program(3, 2), program(2, 3)
-        for traced in (few, more_pairs, more_steps):
-            check_loops(traced, "your batch")
-        _not_unrolled(few, more_pairs, "pairs", "one pair's run, jax.vmap(one_pair)")
-        _not_unrolled(few, more_steps, "steps", "lax.fori_loop for one pair's steps")
-        if same_program(few, more_steps):
-            raise NotYet("your batch is the same program for 2 and 3 steps: it ignores the argument steps: run steps "
-                         "steps for each pair, lax.fori_loop(0, steps, ...)")
         if any(_combinations(out.shape, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_COMBINATIONS)
         if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
