@@ -26,7 +26,7 @@ from .check_core import PARAMS, NotYet, _call, _changed, _changed_note, _library
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import BODY_ARGUMENTS, check_loops, same_program
+from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, same_program
 from .legate_check import host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -333,7 +333,7 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
         return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
                        "your images", BODY_ARGUMENTS)
 
-    few = _looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
+    few = looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
                           ("steps of an image", "lax.fori_loop for the nbextrastep steps of one image"),
                           ("nbextrastep", " an image", ", not the notebook's size.steps_per_image")) if jax is not None else None
     if few is not None:
@@ -357,38 +357,6 @@ def _traced(jax, function, args, what: str, hints=()):
             return jax.make_jaxpr(function)(*args)
         except jax.errors.TracerArrayConversionError:
             return None
-
-
-#: Operations a program may gain with one more image, step or pair without unrolling anything.
-_A_FEW = 8
-
-
-def _not_unrolled(few, more, what: str, instead: str) -> None:
-    """A program (a jaxpr) that grows when it runs more `what`: a Python loop, which tracing unrolls
-    (each step or pair adds dozens of operations; a slice of the result adds one)."""
-    sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
-    if sizes[1] - sizes[0] > _A_FEW:
-        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
-                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
-
-
-def _looped_program(program, what: str, more: tuple, longer: tuple, argument: tuple):
-    """`program(2, 2)` (two images or pairs, two steps each), where it ends, compiles in seconds, does not
-    grow with the images or pairs (`more`: what they are, the technique instead) or the steps (`longer`)
-    and depends on its steps' `argument` (its name, what the steps are of, what it is not); else the hint."""
-    few = program(2, 2)
-    if few is None:
-        return None
-    wider, deeper = program(3, 2), program(2, 3)
-    for each in (few, wider, deeper):
-        check_loops(each, f"your {what}")
-    _not_unrolled(few, wider, *more)
-    _not_unrolled(few, deeper, *longer)
-    name, of, instead = argument
-    if same_program(few, deeper):
-        raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
-                     f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
-    return few
 
 
 def _makes_shape(eqn, shape: tuple) -> bool:
@@ -489,7 +457,7 @@ def _batch(student, device_type, base: Parameters) -> None:
         return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
                        _BATCH_ERRORS)
 
-    few = _looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
+    few = looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
                           ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
         if jax is not None else None
     if few is not None:

@@ -3,7 +3,9 @@ anything of it runs: once XLA runs or compiles a program, nothing in Python can 
 waits for XLA to return), so a loop that never ends, or one that XLA unrolls into thousands of
 operations, must be told from the program itself. Also an argument the program ignores (it is the
 same program whatever the argument) and a permutation of `lax.ppermute` that names a device twice
-(XLA refuses it only when it compiles, with its own traceback).
+(XLA refuses it only when it compiles, with its own traceback). The images' and batch's programs are
+traced on a few images or pairs and steps, and once more with one more of each: a Python loop
+grows the program (tracing unrolls it).
 """
 
 from __future__ import annotations
@@ -77,6 +79,38 @@ def same_program(one, other) -> bool:
     """Whether two traced programs are the same (the text of their jaxprs, literals included): a
     function whose program does not change with an argument ignores it."""
     return str(one) == str(other)
+
+
+#: Operations a program may gain with one more image, step or pair without unrolling anything.
+_A_FEW = 8
+
+
+def not_unrolled(few, more, what: str, instead: str) -> None:
+    """A program (a jaxpr) that grows when it runs more `what`: a Python loop, which tracing unrolls
+    (each step or pair adds dozens of operations; a slice of the result adds one)."""
+    sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
+    if sizes[1] - sizes[0] > _A_FEW:
+        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
+                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
+
+
+def looped_program(program, what: str, more: tuple, longer: tuple, argument: tuple):
+    """`program(2, 2)` (two images or pairs, two steps each), where it ends, compiles in seconds, does not
+    grow with the images or pairs (`more`: what they are, the technique instead) or the steps (`longer`)
+    and depends on its steps' `argument` (its name, what the steps are of, what it is not); else the hint."""
+    few = program(2, 2)
+    if few is None:
+        return None
+    wider, deeper = program(3, 2), program(2, 3)
+    for each in (few, wider, deeper):
+        check_loops(each, f"your {what}")
+    not_unrolled(few, wider, *more)
+    not_unrolled(few, deeper, *longer)
+    name, of, instead = argument
+    if same_program(few, deeper):
+        raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
+                     f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
+    return few
 
 
 def permutation_mistake(program) -> str | None:
