@@ -35,6 +35,15 @@ def _school_stencil_radius() -> float:
     return stencil_spectral_radius()
 
 
+def _traced(value) -> bool:
+    """Whether `value` is a number that JAX is tracing (a 0-d Tracer: under jax.vmap each (feed, kill)
+    pair's values, under jax.jit an argument), which has no value yet to validate. Such a Parameters
+    lives only while JAX traces the function that made it; it cannot be hashed (a static argument).
+    Told by its class, without importing JAX."""
+    return getattr(value, "shape", None) == () and any(
+        kind.__name__ == "Tracer" and kind.__module__.startswith("jax") for kind in type(value).__mro__)
+
+
 class UnstableTimeStepWarning(UserWarning):
     """dt is too large for the diffusion rates: forward Euler will blow up."""
 
@@ -54,19 +63,23 @@ class Parameters:
     dt: float = 1.0
 
     def __post_init__(self) -> None:
+        traced = set()
         for field in dataclasses.fields(self):
             value = getattr(self, field.name)
+            if _traced(value):  # its value is known only when the traced program runs: checked where it is a number
+                traced.add(field.name)
+                continue
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise TypeError(f"{field.name} must be a number, got {value!r}")
             if not math.isfinite(value):
                 raise ValueError(f"{field.name} must be finite, got {value!r}")
             object.__setattr__(self, field.name, float(value))
         for name in ("du", "dv", "feed", "kill"):
-            if getattr(self, name) < 0:
+            if name not in traced and getattr(self, name) < 0:
                 raise ValueError(f"{name} must be >= 0, got {getattr(self, name)}")
-        if self.dt <= 0:
+        if "dt" not in traced and self.dt <= 0:
             raise ValueError(f"dt must be > 0, got {self.dt}")
-        if not self.is_stable():
+        if not traced.intersection(("du", "dv", "dt")) and not self.is_stable():
             warnings.warn(
                 f"dt = {self.dt} is above the stable limit {self.max_stable_dt():.3g} for "
                 f"du = {self.du}, dv = {self.dv}: the explicit update will diverge; lower dt",

@@ -78,3 +78,19 @@ def test_the_stability_check_computes_the_stencils_radius_once():
     for dt in (0.5, 1.0, 1.5):
         Parameters(dt=dt)
     assert parameters._school_stencil_radius.cache_info().misses == before.misses
+
+
+def test_values_that_jax_traces_are_taken_unchecked_and_compute_as_numbers():
+    """Under jax.vmap each (feed, kill) pair's values are tracers, with no value yet: the batch exercise's
+    dataclasses.replace(params, feed=feed, kill=kill) builds, and computes as the numbers would. Only
+    tracers pass: an array with a value is still no number."""
+    jax = pytest.importorskip("jax")
+    import jax.numpy as jnp
+
+    feeds = jnp.asarray([0.02, 0.03], jnp.float32)
+    got = jax.vmap(lambda f: dataclasses.replace(Parameters(), feed=f, kill=f + 0.01).kill * 2)(feeds)
+    np.testing.assert_allclose(np.asarray(got), [0.06, 0.08], rtol=1e-6)
+    with pytest.raises(TypeError, match="feed must be a number"):
+        Parameters(feed=jnp.asarray(0.03))
+    with pytest.raises(TypeError, match="feed must be a number"):
+        Parameters(feed=np.ones(1))

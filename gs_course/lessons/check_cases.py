@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES
+from .check_cases_jax import PLAYTEST_4_JAX
 from .check_cases_model import PLAYTEST_3_MODEL, PLAYTEST_4_MODEL
 from .check_cases_synthesis import SYNTHESIS_CASES
 
@@ -37,6 +38,8 @@ CASES = [
     # --- playtest 3: the model's and the task's checkers (their own module: this one stays under 600 lines)
     *PLAYTEST_3_MODEL,
     *PLAYTEST_4_MODEL,
+    # --- playtest 4: the JAX tutorial's checkers (their own module too)
+    *PLAYTEST_4_JAX,
     # --- JAX ------------------------------------------------------------------------------------
     Case("jax 3", ("p.feed * (1 - u)", "p.F * (1 - u)"), FAIL, "p.du, p.dv, p.feed, p.kill and p.dt",
          name="F for p.feed"),

@@ -324,9 +324,6 @@ _KNOWN_ERRORS = (
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
      "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]", None),
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
-     "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
-     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry", ("jax",)),
-    (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
      "{what}: a function is called with other arguments than it takes ({message}): call it as it is defined "
      "(laplacian(a), step(u, v, p))", None),
     (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",

@@ -25,6 +25,8 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
+from .jax_mistakes import batch_mistakes, steps_of_first_image
+from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, same_program
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -129,6 +131,8 @@ def _step_mistakes(u, v, p, writes: str = "return"):
            "it is the rates du and dv: return the new state, u + p.dt * du, v + p.dt * dv")
     yield (right[0] - u, right[1] - v), "it is one step's change, p.dt * du: add it to the state, u + p.dt * du"
     yield right[::-1], _SWAPPED[writes]
+    yield ((right[0], v + p.dt * (p.dv * reference_laplacian(v) + right[0] * v * v - (p.feed + p.kill) * v)),
+           "V's update uses the new u (u reassigned before V's line): compute both updates from the u and v given")
     yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
     groups = tuple(GROUPS)
     for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
@@ -324,7 +328,12 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     jax = _jax(device_type)
     if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
         program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
-                         "your time loop")
+                         "your time loop", BODY_ARGUMENTS)
+        check_loops(program, "your time loop")
+        if same_program(program, _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps + 1),
+                                        (to_device(u0), to_device(v0)), "your time loop")):
+            raise NotYet(f"your time loop is the same program for {steps} and {steps + 1} steps: it ignores its "
+                         "argument steps. Loop steps times, lax.fori_loop(0, steps, ...)")
         operations = len(list(_equations(program.jaxpr)))
         looped = any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr))
         if not looped and operations > steps:  # more operations than steps: the steps are unrolled
@@ -332,7 +341,8 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                          "step. Use lax.fori_loop so that one loop runs on the device (XLA would take minutes to "
                          "compile the unrolled steps)")
     passed = (to_device(u0.copy()), to_device(v0.copy()))
-    got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop"), "your time loop")
+    got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop", BODY_ARGUMENTS if jax else ()),
+                "your time loop")
     changed, task = _changed(passed, (u0, v0)), reaches_a_task(student)
     if task and not changed:  # a task's writes into its inputs show in arrays of Legate's own only (not NumPy's memory)
         owned = tuple(to_device(a.copy()).copy() for a in (u0, v0))
@@ -381,18 +391,20 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
 
     def program(images, steps):  # traced first, on few images and steps: XLA would take minutes to compile a loop
         return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
-                       "your images")
+                       "your images", BODY_ARGUMENTS)
 
-    few = program(2, 2) if jax is not None else None
+    few = looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
+                          ("steps of an image", "lax.fori_loop for the nbextrastep steps of one image"),
+                          ("nbextrastep", " an image", ", not the notebook's size.steps_per_image")) if jax is not None else None
     if few is not None:
-        _not_unrolled(few, program(3, 2), "images", "lax.scan over the images, one_image returning ((u, v), v)")
-        _not_unrolled(few, program(2, 3), "steps of an image", "lax.fori_loop for the nbextrastep steps of one image")
+        if any(tuple(out.shape) == (2, 2, rows, cols) for out in few.out_avals):
+            raise NotYet(_V_ONLY.format(shape=f"(nbimage, 2, {rows}, {cols})"))
         if not any(e.primitive.name == "scan" and any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
                    for e in _equations(few.jaxpr)):  # 2 images stacked, or one less or more (the values say what)
             raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
                          "((u, v), v), then return the stacked images")
     got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
-                              "your images"), "your images", device_type)
+                              "your images", BODY_ARGUMENTS if jax else ()), "your images", device_type)
     _compare_images(got, rows, cols, nbimage, nbextrastep)
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
 
@@ -407,25 +419,15 @@ def _traced(jax, function, args, what: str, hints=()):
             return None
 
 
-#: Operations a program may gain with one more image, step or pair without unrolling anything.
-_A_FEW = 8
-
-
-def _not_unrolled(few, more, what: str, instead: str) -> None:
-    """A program (a jaxpr) that grows when it runs more `what`: a Python loop, which tracing unrolls
-    (each step or pair adds dozens of operations; a slice of the result adds one)."""
-    sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
-    if sizes[1] - sizes[0] > _A_FEW:
-        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
-                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
-
-
 def _makes_shape(eqn, shape: tuple) -> bool:
     """Whether an equation outputs an array of that shape. Read from the outputs' types, not from
     the equation's params, whose names change between JAX versions (scan's num_carry, present in
     0.10, is gone in 0.11): a scan whose outputs include the images stacked is the scan over them."""
     return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
 
+
+_V_ONLY = ("your images have shape {shape}: each image holds U and V stacked. Store V only, one_image returning "
+           "((u, v), v)")
 
 _INITIAL_IMAGE = ("the first image is V after the first nbextrastep steps (the initial state is not an image; store V "
                   "after each image's steps)")
@@ -434,8 +436,14 @@ _INITIAL_IMAGE = ("the first image is V after the first nbextrastep steps (the i
 def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
     if got.shape == (nbimage + 1, rows, cols) and np.allclose(got[0], initial_state(rows, cols)[1]):
         raise NotYet(f"your images have shape {got.shape}, one too many: image 0 is the initial V, but {_INITIAL_IMAGE}")
+    if got.shape == (nbimage, 2, rows, cols):
+        raise NotYet(_V_ONLY.format(shape=got.shape))
     if got.shape != (nbimage, rows, cols):
         raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
+    if not np.allclose(got[0], reference_run(rows, cols, nbextrastep, PARAMS)[1], rtol=0, atol=PARITY_ATOL):
+        other = steps_of_first_image(got[0], rows, cols, PARAMS, nbextrastep, PARITY_ATOL)
+        if other:
+            raise NotYet(other)
     for i in range(nbimage):
         steps = (i + 1) * nbextrastep
         u, v = reference_run(rows, cols, steps, PARAMS)
@@ -447,11 +455,13 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes)
 
 
-#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant.
+#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant; a
+#: loop's body called with other arguments than it takes.
 _BATCH_ERRORS = (
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
      "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
      "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
+    *BODY_ARGUMENTS,
 )
 
 
@@ -507,10 +517,10 @@ def _batch(student, device_type, base: Parameters) -> None:
         return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
                        _BATCH_ERRORS)
 
-    few = program(2, 2) if jax is not None else None
+    few = looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
+                          ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
+        if jax is not None else None
     if few is not None:
-        _not_unrolled(few, program(3, 2), "pairs", "one pair's run, jax.vmap(one_pair)")
-        _not_unrolled(few, program(2, 3), "steps", "lax.fori_loop for one pair's steps")
         if any(_combinations(out.shape, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_COMBINATIONS)
         if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
@@ -534,5 +544,5 @@ def _batch(student, device_type, base: Parameters) -> None:
                 itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair"),
                                  (_run_without_dt(rows, cols, steps, p), "no term is multiplied by dt: the step is "
                                   "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)")],
-                                run_slips(rows, cols, steps, p, 1)))
+                                run_slips(rows, cols, steps, p, 1), batch_mistakes(rows, cols, steps, base, feeds, kills, i)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))

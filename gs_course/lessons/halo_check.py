@@ -9,6 +9,7 @@ import itertools
 import numpy as np
 
 from .check_core import NotYet, _equations, _grid, _jaxpr, _to_numpy, ok
+from .jax_programs import permutation_mistake
 
 
 def _several_devices():
@@ -68,6 +69,16 @@ def _sent(grid: np.ndarray, bands: int, row: str, direction: str, wrap: bool) ->
     return received
 
 
+def _one_row(shape: tuple, band_rows: int) -> str:
+    """What a row of the wrong shape is: a row that lost its dimension, the whole band, or other."""
+    if len(shape) == 1:
+        return "one row, kept two-dimensional (band[-1:], not band[-1])"
+    if shape[0] == band_rows:
+        return ("it is the whole band: send one row, band[-1:] (its last) for the row above the next band, band[:1] "
+                "(its first) for the row below the one before")
+    return "one row of the band, kept two-dimensional (band[-1:] or band[:1])"
+
+
 #: What each side must receive: (the row its neighbour sends, the direction it is sent).
 _WANTED = {"above": ("last", "down"), "below": ("first", "up")}
 _DIRECTIONS = {"down": "down (band i to band i + 1)", "up": "up (band i + 1 to band i)"}
@@ -77,7 +88,9 @@ def _side_mistake(grid: np.ndarray, received: np.ndarray, bands: int, side: str)
     """What the row `side` of every band is, where it is a neighbour's row sent the wrong way:
     which row, which direction, whether the pairs wrap around."""
     row_wanted, direction_wanted = _WANTED[side]
-    for row, direction, wrap in itertools.product(("last", "first"), ("down", "up"), (False, True)):
+    # the fewest differences first: with 2 bands the pairs that wrap around send the same rows both ways
+    for row, direction, wrap in sorted(itertools.product(("last", "first"), ("down", "up"), (False, True)),
+                                       key=lambda c: (c[0] != row_wanted) + (c[1] != direction_wanted) + c[2]):
         if (row, direction, wrap) == (row_wanted, direction_wanted, False) or \
                 not np.array_equal(received, _sent(grid, bands, row, direction, wrap)):
             continue
@@ -103,6 +116,9 @@ def _exchange_hint(grid: np.ndarray, got: dict, bands: int) -> str:
         return ("; above and below are swapped: the row above a band is the last row of the band above it, "
                 "sent down")
     sides = [m for m in (_side_mistake(grid, received[side], bands, side) for side in _WANTED) if m]
+    causes = {m.split(": ", 1)[1] for m in sides}
+    if len(sides) == 2 and len(causes) == 1:  # both sides wrong the same way: said once
+        return "; " + causes.pop()
     if sides:
         return "; " + "; ".join(sides)
     if got["above"][0].any() or got["below"][-1].any():
@@ -149,13 +165,16 @@ def halo_exchange(student) -> None:
             for side, row in zip(("above", "below"), rows):
                 if row.shape != (1, band.shape[1]):
                     raise NotYet(f"your row {side} has shape {row.shape}, expected (1, {band.shape[1]}): "
-                                 "one row, kept two-dimensional (band[-1:], not band[-1])")
+                                 + _one_row(row.shape, band.shape[0]))
             return rows
 
         mesh = Mesh(np.array(devices[:bands]), (AXIS,))
         spec = PartitionSpec(AXIS)
         program = jax.jit(jax.shard_map(each_band, mesh=mesh, in_specs=spec, out_specs=(spec, spec)))
         jaxpr = _jaxpr(jax, program, (grid,), "your exchange", _EXCHANGE_ERRORS)
+        twice = permutation_mistake(jaxpr)  # XLA refuses it only when it compiles, with its own traceback
+        if twice:
+            raise NotYet(twice)
         sends = any(eqn.primitive.name == "ppermute" for eqn in _equations(jaxpr.jaxpr))
         got = dict(zip(("above", "below"), (_to_numpy(rows, "your rows", None) for rows in program(grid))))
         mistakes = _exchange_mistakes(grid, got, bands)

@@ -1,0 +1,105 @@
+"""The harness's cases of the JAX tutorial's checkers from the fourth independent playtest and others
+of the same kinds: loops that would never end or take minutes to compile (told from the traced
+program, before anything runs), errors told as one line, hints that name the mistake itself, and
+right answers written otherwise. `gs_course.lessons.check_cases` puts them in its `CASES`; one line
+each, as there.
+"""
+
+from __future__ import annotations
+
+from .check_answers import FAIL, PASS, Case
+
+_FORI = "lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))"
+_IMAGE_STEPS = "u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)"
+_SCAN = "_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    return frames"
+_PAIRS = "jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))"
+_ABOVE_BELOW = 'above = lax.ppermute(band[-1:], "rows", down)\n    below = lax.ppermute(band[:1], "rows", up)'
+_PAIRS_OF = ("down = [(i, i + 1) for i in range(bands - 1)]\n    up = [(i + 1, i) for i in range(bands - 1)]")
+#: Every hint a checker gives outside the time loop must not send the student to lax.fori_loop's body.
+_NO_FORI = "^(?!.*fori_loop)"
+
+PLAYTEST_4_JAX = [
+    # hangs and slow checks: read from the traced program
+    Case("jax 4", ("return " + _FORI, "_, u, v = lax.while_loop(lambda c: c[0] < steps, lambda c: (c[0], *step(c[1], c[2], p)), "
+                   "(0, u, v))\n    return u, v"), FAIL, "your loop never ends: .*c\\[0\\]", name="a while loop's counter never incremented"),
+    Case("jax 4", ("return " + _FORI, "return lax.while_loop(lambda c: True, lambda c: step(*c, p), (u, v))"), FAIL,
+         "never ends", name="a while loop whose condition is always True"),
+    Case("jax 4", ("return " + _FORI, "def more(c):\n        return c[0] < steps\n\n    def one(c):\n        i, a, b = c\n"
+                   "        return (i + 1, *step(a, b, p))\n\n    return lax.while_loop(more, one, (0, u, v))[1:]"), PASS,
+         "one loop on the device", name="a while loop, named functions"),
+    Case("jax 4", ("(u, v))", "(u, v), unroll=True)"), FAIL, "unrolls into \\d+ operations: unroll=True",
+         name="fori_loop(..., unroll=True)"),
+    Case("jax 4", ("(u, v))", "(u, v), unroll=4)"), PASS, "one loop on the device", name="fori_loop(..., unroll=4)"),
+    Case("jax 4", ("lax.fori_loop(0, steps,", "lax.fori_loop(0, 100,"), FAIL, "ignores its argument steps",
+         name="a number of steps of its own"),
+    Case("jax 4", ("static_argnums=(2, 3)", "static_argnums=2"), PASS, "one loop on the device",
+         name="steps traced (not static)"),
+    Case("jax 5", (_IMAGE_STEPS, _IMAGE_STEPS.replace("nbextrastep", "32")), FAIL, "ignores the argument nbextrastep",
+         name="a number of steps an image of its own (size.steps_per_image)"),
+    Case("jax 5", (_IMAGE_STEPS, _IMAGE_STEPS.replace("uv)", "uv, unroll=True)")), FAIL, "unroll into \\d+ operations: unroll=True",
+         name="the steps of an image unrolled"),
+    Case("jax 6", ("lax.fori_loop(0, steps,", "lax.fori_loop(0, 60,"), FAIL, "ignores the argument steps",
+         name="a number of steps of its own"),
+    Case("jax 6", ("return lax.fori_loop(0, steps, body, (u0, v0))[1]",
+                   "return lax.while_loop(lambda c: c[0] < steps, lambda c: (c[0], *body(0, c[1:])), (0, u0, v0))[2]"),
+         FAIL, "never ends", name="a while loop's counter never incremented"),
+    Case("jax 6", ("def body(_, uv):", "def body(uv):"), FAIL, "fori_loop calls its body as body\\(i, carry\\)",
+         name="the fori_loop body without i"),
+    # raw tracebacks
+    Case("jax 7", ("range(bands - 1)]\n    up", "range(bands - 1)] + [(0, 1)]\n    up"), FAIL,
+         "device 0 twice as a source: .*once as a source and once as a destination", name="a pair twice in the permutation"),
+    Case("jax 7", (_PAIRS_OF, "down = list(zip(range(bands - 1), range(1, bands)))\n    up = [(b, a) for a, b in down]"),
+         PASS, "halo exchange: right", name="the pairs zipped, up from down"),
+    # hints that named another cause
+    Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
+         "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"
+         "check.laplacian(laplacian, device_type=jax.Array, to_device=jnp.asarray)", FAIL,
+         _NO_FORI + ".*other arguments than it takes", name="laplacian(a, counts)"),
+    Case("jax 3", ("def step(u, v, p):\n    uvv", "def step(u, v):\n    p = params\n    uvv"), FAIL,
+         _NO_FORI + ".*other arguments than it takes", name="step(u, v)"),
+    Case("jax 5", ("return (u, v), v", "return (u, v), jnp.stack((u, v))"), FAIL, "\\(nbimage, 2, \\d+, \\d+\\).*Store V only",
+         name="images of (u, v)"),
+    Case("jax 5", (_IMAGE_STEPS, _IMAGE_STEPS.replace("nbextrastep", "nbextrastep + 1")), FAIL,
+         "^(?!.*`steps`).*after 8 steps, not after nbextrastep = 7", name="nbextrastep + 1 steps an image"),
+    Case("jax 5", (_IMAGE_STEPS, _IMAGE_STEPS.replace("nbextrastep", "2 * nbextrastep")), FAIL,
+         "after 14 steps, not after nbextrastep", name="twice nbextrastep an image"),
+    Case("jax 7", (_PAIRS_OF, "down = [(i, (i + 1) % bands) for i in range(bands)]\n"
+                   "    up = [((i + 1) % bands, i) for i in range(bands)]"), FAIL,
+         "^(?!.*sent (down|up) \\().*with 2 bands.*nothing lies beyond the grid's edges", name="both directions wrap around"),
+    Case("jax 7", (_ABOVE_BELOW, 'above = lax.pshuffle(band[-1:], "rows", [(i - 1) % bands for i in range(bands)])\n'
+                   '    below = lax.pshuffle(band[:1], "rows", [(i + 1) % bands for i in range(bands)])'), FAIL,
+         "^(?!.*sent (down|up) \\().*nothing lies beyond the grid's edges", name="pshuffle, wrapping around"),
+    Case("jax 7", (_ABOVE_BELOW, _ABOVE_BELOW.replace("band[-1:]", "band").replace("band[:1]", "band")), FAIL,
+         "^(?!.*not band\\[-1\\]).*whole band: send one row, band\\[-1:\\]", name="the whole band sent"),
+    Case("jax 7", ("band[-1:]", "band[-1]"), FAIL, "not band\\[-1\\]", name="band[-1], one dimension lost"),
+    # hints that were a distance
+    Case("jax 2", ("return window_sum - counts * a", "return window_sum - (counts - 1) * a"), FAIL,
+         "not \\(counts - 1\\) \\* a", name="- (counts - 1) * a"),
+    Case("jax 2", ("return window_sum - counts * a", "return window_sum - counts"), FAIL, "counts alone",
+         name="- counts (no * a)"),
+    Case("jax 2", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
+                   "window_sum = padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:] + a"),
+         FAIL, "five-point stencil", name="five-point with the centre, - counts * a"),
+    Case("jax 2", ("return window_sum - counts * a", "return window_sum - a * counts"), PASS, "laplacian: right",
+         name="a * counts"),
+    Case("jax 3", ("    du = p.du * laplacian(u) - uvv + p.feed * (1 - u)\n    dv = p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v\n"
+                   "    return u + p.dt * du, v + p.dt * dv",
+                   "    u = u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u))\n"
+                   "    v = v + p.dt * (p.dv * laplacian(v) + u * v * v - (p.feed + p.kill) * v)\n    return u, v"), FAIL,
+         "V's update uses the new u", name="V's update from the new u"),
+    Case("jax 3", ("    return u + p.dt * du, v + p.dt * dv", "    u_next = u + p.dt * du\n    v = v + p.dt * dv\n"
+                   "    return u_next, v"), PASS, "right with dt", name="u_next first, v reassigned"),
+    Case("jax 6", (_PAIRS, "jax.vmap(one_pair, in_axes=(0, None))(jnp.asarray(feeds), jnp.asarray(kills)[0])"), FAIL,
+         "first kill, kills\\[0\\]", name="in_axes=(0, None) with kills[0]"),
+    Case("jax 6", (_PAIRS, "jax.vmap(one_pair, in_axes=(None, 0))(jnp.asarray(feeds)[0], jnp.asarray(kills))"), FAIL,
+         "first feed, feeds\\[0\\]", name="in_axes=(None, 0) with feeds[0]"),
+    Case("jax 6", ("lax.fori_loop(0, steps,", "lax.fori_loop(0, steps - 1,"), FAIL, "one step too early",
+         name="steps - 1 for each pair"),
+    Case("jax 6", ("lax.fori_loop(0, steps,", "lax.fori_loop(0, steps + 1,"), FAIL, "one step too late",
+         name="steps + 1 for each pair"),
+    # a right answer that the course's Parameters refused (it checked for plain numbers under vmap)
+    Case("jax 6", ("    def one_pair(feed, kill):", "    import dataclasses\n\n    def one_pair(feed, kill):\n"
+                   "        q = dataclasses.replace(params, feed=feed, kill=kill)\n"
+                   "        return lax.fori_loop(0, steps, lambda _, uv: step(*uv, q), (u0, v0))[1]\n\n"
+                   "    def unused(feed, kill):"), PASS, "one vmap", name="dataclasses.replace(params, feed=..., kill=...)"),
+]

@@ -1,0 +1,128 @@
+"""What the checkers of the JAX tutorial read in a student's traced program (its jaxpr) before
+anything of it runs: once XLA runs or compiles a program, nothing in Python can stop it (a signal
+waits for XLA to return), so a loop that never ends, or one that XLA unrolls into thousands of
+operations, must be told from the program itself. Also an argument the program ignores (it is the
+same program whatever the argument) and a permutation of `lax.ppermute` that names a device twice
+(XLA refuses it only when it compiles, with its own traceback). The images' and batch's programs are
+traced on a few images or pairs and steps, and once more with one more of each: a Python loop
+grows the program (tracing unrolls it).
+"""
+
+from __future__ import annotations
+
+from .check_core import NotYet, _equations
+
+#: The fori_loop and scan sentence a JAX loop's body gets when it is called with other arguments than it takes.
+BODY_ARGUMENTS = (
+    (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
+     "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
+     "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry; lax.scan calls it as "
+     "body(carry, x) and takes back (carry, y)"),
+)
+
+
+def _depends_on(jaxpr, outvar) -> set:
+    """The input variables of `jaxpr` that `outvar` is computed from (literals have a `val`)."""
+    if hasattr(outvar, "val"):  # a constant condition (lambda c: True)
+        return set()
+    wanted = {outvar}
+    for eqn in reversed(jaxpr.eqns):
+        if any(out in wanted for out in eqn.outvars):
+            wanted.update(v for v in eqn.invars if not hasattr(v, "val"))
+    return wanted.intersection(jaxpr.invars)
+
+
+def endless_loop(program) -> str | None:
+    """The hint for a `lax.while_loop` whose condition reads only what its body returns unchanged
+    (a counter never incremented: the loop never ends, or never runs); else None."""
+    for eqn in _equations(program.jaxpr):
+        if eqn.primitive.name != "while":
+            continue
+        body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
+        carry_in = body.invars[eqn.params["body_nconsts"]:]
+        changed = {i for i, (before, after) in enumerate(zip(carry_in, body.outvars)) if before is not after}
+        cond_carry = cond.invars[eqn.params["cond_nconsts"]:]
+        read = [i for i, var in enumerate(cond_carry) if var in _depends_on(cond, cond.outvars[0])]
+        if not changed.intersection(read):
+            which = ", ".join(f"c[{i}]" for i in read) or "nothing of the carry"
+            return (f"your loop never ends: lax.while_loop's condition reads {which}, which its body returns "
+                    "unchanged. Increment the counter in the body, lambda c: (c[0] + 1, ...), or use "
+                    "lax.fori_loop(0, steps, body, (u, v))")
+    return None
+
+
+def unrolled_loop(program, what: str) -> str | None:
+    """The hint for a loop that XLA would unroll whole (lax.fori_loop or lax.scan with unroll=True,
+    or an unroll as large as its length): each step's operations copied once per step, which XLA
+    takes minutes to compile at the course's size. Loops of one or two steps are left alone."""
+    for eqn in _equations(program.jaxpr):
+        if eqn.primitive.name != "scan":
+            continue
+        length, unroll = eqn.params["length"], eqn.params.get("unroll", 1)
+        if length >= 3 and (unroll is True or unroll >= length):
+            operations = length * len(list(_equations(eqn.params["jaxpr"].jaxpr)))
+            verb = "unroll" if what.endswith("s") else "unrolls"  # your images unroll, your time loop unrolls
+            return (f"{what} {verb} into {operations} operations: unroll=True copies the loop's body once per step "
+                    f"({length} times), which XLA would take minutes to compile. Leave unroll out, "
+                    "lax.fori_loop(0, steps, body, (u, v)), so that one loop runs on the device")
+    return None
+
+
+def check_loops(program, what: str) -> None:
+    """A program that would not end, or take minutes to compile, refused before it runs."""
+    hint = endless_loop(program) or unrolled_loop(program, what)
+    if hint:
+        raise NotYet(hint)
+
+
+def same_program(one, other) -> bool:
+    """Whether two traced programs are the same (the text of their jaxprs, literals included): a
+    function whose program does not change with an argument ignores it."""
+    return str(one) == str(other)
+
+
+#: Operations a program may gain with one more image, step or pair without unrolling anything.
+_A_FEW = 8
+
+
+def not_unrolled(few, more, what: str, instead: str) -> None:
+    """A program (a jaxpr) that grows when it runs more `what`: a Python loop, which tracing unrolls
+    (each step or pair adds dozens of operations; a slice of the result adds one)."""
+    sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
+    if sizes[1] - sizes[0] > _A_FEW:
+        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
+                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
+
+
+def looped_program(program, what: str, more: tuple, longer: tuple, argument: tuple):
+    """`program(2, 2)` (two images or pairs, two steps each), where it ends, compiles in seconds, does not
+    grow with the images or pairs (`more`: what they are, the technique instead) or the steps (`longer`)
+    and depends on its steps' `argument` (its name, what the steps are of, what it is not); else the hint."""
+    few = program(2, 2)
+    if few is None:
+        return None
+    wider, deeper = program(3, 2), program(2, 3)
+    for each in (few, wider, deeper):
+        check_loops(each, f"your {what}")
+    not_unrolled(few, wider, *more)
+    not_unrolled(few, deeper, *longer)
+    name, of, instead = argument
+    if same_program(few, deeper):
+        raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
+                     f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
+    return few
+
+
+def permutation_mistake(program) -> str | None:
+    """The hint for a `lax.ppermute` whose pairs name a device twice as a source or as a destination."""
+    for eqn in _equations(program.jaxpr):
+        if eqn.primitive.name != "ppermute":
+            continue
+        perm = [tuple(pair) for pair in eqn.params["perm"]]
+        for index, role in ((0, "source"), (1, "destination")):
+            devices = [pair[index] for pair in perm]
+            twice = sorted({d for d in devices if devices.count(d) > 1})
+            if twice:
+                return (f"your pairs {perm} name device {twice[0]} twice as a {role}: in lax.ppermute each device may "
+                        "appear once as a source and once as a destination (a pair too many?)")
+    return None
