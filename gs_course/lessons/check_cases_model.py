@@ -146,7 +146,7 @@ PLAYTEST_4_MODEL = [
          name="- p.feed + p.kill * v"),
     Case("cupy 2", ("p.feed * (1 - u)", "(p.feed - p.feed * u)", "(p.feed + p.kill) * v", "p.feed * v - p.kill * v"), PASS,
          "step: right", name="the brackets multiplied out"),
-    Case("cupy 2", _IN_TURN, FAIL, "V's update uses the new U", name="V from the new U"),
+    Case("cupy 2", _IN_TURN, FAIL, "V's update uses the new u", name="V from the new U"),
     Case("cupy 2", ("p.feed * (1 - u)", "1 - u * p.feed"), FAIL, "brackets: p.feed \\* \\(1 - u\\)", name="1 - u * p.feed"),
     Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return u + p.dt * dv, v + p.dt * du"), FAIL,
          "du and dv are swapped", name="the rates swapped"),
