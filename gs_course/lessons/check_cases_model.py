@@ -158,3 +158,53 @@ PLAYTEST_4_MODEL = [
     Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "u_next = u + p.dt * du\n    return u_next, v + p.dt * dv"),
          PASS, "step: right", name="u_next named first"),
 ]
+
+#: The saving exercise's in-line writer, run whole in a thread of the student's.
+_IN_LINE_IN_A_THREAD = """
+import threading
+def save_images_in_line(simulation, path, nbimage, nbextrastep):
+    with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+        for _ in range(nbimage):
+            simulation.advance(nbextrastep)
+            writer.write(simulation.fetch_v())
+
+def save_images(simulation, path, nbimage, nbextrastep):
+    thread = threading.Thread(target=save_images_in_line, args=(simulation, path, nbimage, nbextrastep))
+    thread.start()
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+"""
+#: A writer thread of the student's own fed by a queue, joined after the loop: the writing overlaps the steps.
+_OWN_QUEUE_THREAD = """
+import queue, threading
+def save_images(simulation, path, nbimage, nbextrastep):
+    images = queue.Queue()
+    def write():
+        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+            for _ in range(nbimage):
+                writer.write(images.get())
+    thread = threading.Thread(target=write)
+    thread.start()
+    for _ in range(nbimage):
+        simulation.advance(nbextrastep)
+        images.put(simulation.fetch_v())
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+"""
+
+PLAYTEST_5_MODEL = [
+    Case("cupy 7", _IN_LINE_IN_A_THREAD, FAIL, "never written while the simulation computes: your thread runs the in-line loop",
+         name="the in-line writer run in a thread, joined"),
+    Case("cupy 7", _OWN_QUEUE_THREAD, PASS, "written by a second thread", name="a writer thread of one's own, fed by a queue"),
+    Case("cupy 7", ("FrameWriter(path, nbimage,", "FrameWriter(path, nbimage + 1,"), FAIL, "records 5 as the number of images",
+         name="a file made for nbimage + 1 images"),
+    Case("cupy 7", ("simulation.advance(nbextrastep)", "simulation.advance(nbextrastep - 1)"), FAIL,
+         "^(?!.*lax).*advance\\(6\\) before each image", name="advance(nbextrastep - 1)"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "simulation.advance(nbextrastep * nbimage)\n    "
+                    "with BackgroundWriter(frames) as writer:", "            simulation.advance(nbextrastep)\n", ""), FAIL,
+         "^(?!.*lax).*advances once, before the loop", name="every step before the loop"),
+    Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(simulation.fetch_v)"), FAIL,
+         "^(?!.*line \\d).*call it, writer.write\\(simulation.fetch_v\\(\\)\\)", name="the method written, not called"),
+]
