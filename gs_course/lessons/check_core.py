@@ -316,11 +316,14 @@ _KNOWN_ERRORS = (
     (AttributeError, r"'Parameters' object has no attribute",
      "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)", None),
     ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\((\d+),\s*(\d+)\).*\(\2,\s*\1\)",
-     "{what} combines arrays of shapes {shapes}, one the other transposed: rows and cols swapped (a.shape is "
-     "(rows, cols): window_counts(rows, cols))", None),
+     "{what} combines arrays of shapes {shapes}, one the other transposed: rows and cols swapped (an array's .T, "
+     "or (cols, rows) where a.shape is (rows, cols))", None),
     ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(\d,\s*\d\)",
      "{what} combines the grid with an array of the window's size ({shapes}): the grid comes first, "
      "cnp.convolve(a, window, mode=\"same\"), whose result is of the grid's shape", ("cupynumeric",)),
+    ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(3,\s*3\)",
+     "{what} combines the grid with an array of the window's size ({shapes}): a sum over the grid's axes? "
+     "sliding_window_view puts the window's axes last: .sum(axis=(2, 3))", ("cupy", "numpy", None)),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
                               r"operands could not be",
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
