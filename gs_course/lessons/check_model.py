@@ -259,7 +259,8 @@ def on_device(*arrays, expected, device_type: type) -> None:
                 if np.array_equal(values, flipped):
                     raise NotYet(f"array {i} holds host array {i}'s {order} in reverse order: copy it as it is, "
                                  f"without {index}")
-            raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0)")
+            raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
+                         "an array left from an earlier cell holds other values")
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
 
 
