@@ -9,7 +9,7 @@ from __future__ import annotations
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES
 from .check_cases_jax import PLAYTEST_4_JAX
-from .check_cases_model import PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL
+from .check_cases_model import OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL
 from .check_cases_synthesis import SYNTHESIS_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
@@ -254,23 +254,8 @@ check.saved_images(save_images, BACKEND, overlapped=True)
 """, FAIL, "no file at path", name="a writer made in a thread that fails"),
     Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(np.stack([simulation.fetch_v()] * 2))"),
          FAIL, "another shape than an image", name="two images a call"),
-    Case("cupy 7", """
-import queue, threading
-def save_images(simulation, path, nbimage, nbextrastep):
-    images = queue.Queue(maxsize=1)
-    def write():  # an image transposed: the writer raises, the thread ends, the queue fills
-        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
-            for _ in range(nbimage):
-                writer.write(images.get().T)
-    thread = threading.Thread(target=write)
-    thread.start()
-    for _ in range(nbimage):
-        simulation.advance(nbextrastep)
-        images.put(simulation.fetch_v())
-    thread.join()
-
-check.saved_images(save_images, BACKEND, overlapped=True, time_limit_s=3)
-""", FAIL, "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died, its queue full"),
+    Case("cupy 7", OWN_QUEUE_THREAD.format(queue="maxsize=1", image="images.get().T", limit=", time_limit_s=3"), FAIL,
+         "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died (an image transposed), its queue full"),
     # --- Synthesis ------------------------------------------------------------------------------
     *SYNTHESIS_CASES,  # playtest 4a's kinds (their own module: this one stays under 600 lines)
     Case("synthesis 1", (), PASS, "mass: one per image"),

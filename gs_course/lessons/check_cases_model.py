@@ -175,15 +175,16 @@ def save_images(simulation, path, nbimage, nbextrastep):
 
 check.saved_images(save_images, BACKEND, overlapped=True)
 """
-#: A writer thread of the student's own fed by a queue, joined after the loop: the writing overlaps the steps.
-_OWN_QUEUE_THREAD = """
+#: A writer thread of the student's own fed by a queue (made with `queue`'s arguments), joined after the loop:
+#: the writing overlaps the steps. It writes `image`, each one it gets; `limit`: the checker's further arguments.
+OWN_QUEUE_THREAD = """
 import queue, threading
 def save_images(simulation, path, nbimage, nbextrastep):
-    images = queue.Queue()
+    images = queue.Queue({queue})
     def write():
         with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
             for _ in range(nbimage):
-                writer.write(images.get())
+                writer.write({image})
     thread = threading.Thread(target=write)
     thread.start()
     for _ in range(nbimage):
@@ -191,7 +192,7 @@ def save_images(simulation, path, nbimage, nbextrastep):
         images.put(simulation.fetch_v())
     thread.join()
 
-check.saved_images(save_images, BACKEND, overlapped=True)
+check.saved_images(save_images, BACKEND, overlapped=True{limit})
 """
 
 _NINE_SUM = "window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))"
@@ -204,7 +205,8 @@ _TASK_LOOP = ("a, b = np.asarray(u), np.asarray(v)\n    for _ in range(steps):\n
 PLAYTEST_5_MODEL = [
     Case("cupy 7", _IN_LINE_IN_A_THREAD, FAIL, "never written while the simulation computes: your thread runs the in-line loop",
          name="the in-line writer run in a thread, joined"),
-    Case("cupy 7", _OWN_QUEUE_THREAD, PASS, "written by a second thread", name="a writer thread of one's own, fed by a queue"),
+    Case("cupy 7", OWN_QUEUE_THREAD.format(queue="", image="images.get()", limit=""), PASS, "written by a second thread",
+         name="a writer thread of one's own, fed by a queue"),
     Case("cupy 7", ("FrameWriter(path, nbimage,", "FrameWriter(path, nbimage + 1,"), FAIL, "records 5 as the number of images",
          name="a file made for nbimage + 1 images"),
     Case("cupy 7", ("simulation.advance(nbextrastep)", "simulation.advance(nbextrastep - 1)"), FAIL,
