@@ -1,6 +1,7 @@
 """The saving exercise's checker: V stored in an HDF5 file every `nbextrastep` steps, through
-`gs_course.output`'s FrameWriter, and with `overlapped` from a second thread (a BackgroundWriter, or
-threads of the student's own). The writers and threads the student's function makes are watched
+`gs_course.output`'s FrameWriter, and with `overlapped` from a second thread that writes while the
+simulation computes (a BackgroundWriter, or threads of the student's own: one joined before the next
+steps, or the in-line loop run whole in a thread, leaves computing and writing in turn). The writers and threads the student's function makes are watched
 while it runs, so that the hint names what it did (a file opened for every image, a thread never
 joined, a writer left open) rather than the images it left in the file.
 """
@@ -225,7 +226,8 @@ class _Limited:
 def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: float = 60) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
-    and close the file. With `overlapped`, the images must be written from a second thread.
+    and close the file. With `overlapped`, the images must be written from a second thread, running
+    while the simulation advances.
     `time_limit_s`: how long the checker's few small images may take before it gives up on them."""
 
     if backend == "cupynumeric":
