@@ -9,7 +9,7 @@ from __future__ import annotations
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES
 from .check_cases_jax import PLAYTEST_4_JAX
-from .check_cases_model import PLAYTEST_3_MODEL, PLAYTEST_4_MODEL
+from .check_cases_model import OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL
 from .check_cases_synthesis import SYNTHESIS_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
@@ -38,6 +38,7 @@ CASES = [
     # --- playtest 3: the model's and the task's checkers (their own module: this one stays under 600 lines)
     *PLAYTEST_3_MODEL,
     *PLAYTEST_4_MODEL,
+    *PLAYTEST_5_MODEL,
     # --- playtest 4: the JAX tutorial's checkers (their own module too)
     *PLAYTEST_4_JAX,
     # --- JAX ------------------------------------------------------------------------------------
@@ -224,7 +225,8 @@ CASES = [
                     "            simulation.advance(nbextrastep)\n"
                     "            thread = threading.Thread(target=writer.write, args=(simulation.fetch_v(),))\n"
                     "            thread.start()\n            thread.join()"),
-         PASS, "written by a second thread", name="a thread an image, each joined"),
+         FAIL, "never written while the simulation computes: each writing thread is joined before",
+         name="a thread an image, each joined at once"),
     Case("cupy 7", """
 import threading
 def save_images(simulation, path, nbimage, nbextrastep):
@@ -252,23 +254,8 @@ check.saved_images(save_images, BACKEND, overlapped=True)
 """, FAIL, "no file at path", name="a writer made in a thread that fails"),
     Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(np.stack([simulation.fetch_v()] * 2))"),
          FAIL, "another shape than an image", name="two images a call"),
-    Case("cupy 7", """
-import queue, threading
-def save_images(simulation, path, nbimage, nbextrastep):
-    images = queue.Queue(maxsize=1)
-    def write():  # an image transposed: the writer raises, the thread ends, the queue fills
-        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
-            for _ in range(nbimage):
-                writer.write(images.get().T)
-    thread = threading.Thread(target=write)
-    thread.start()
-    for _ in range(nbimage):
-        simulation.advance(nbextrastep)
-        images.put(simulation.fetch_v())
-    thread.join()
-
-check.saved_images(save_images, BACKEND, overlapped=True, time_limit_s=3)
-""", FAIL, "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died, its queue full"),
+    Case("cupy 7", OWN_QUEUE_THREAD.format(queue="maxsize=1", image="images.get().T", limit=", time_limit_s=3"), FAIL,
+         "has not returned after 3 s.*a writer thread that stopped", name="a writer thread that died (an image transposed), its queue full"),
     # --- Synthesis ------------------------------------------------------------------------------
     *SYNTHESIS_CASES,  # playtest 4a's kinds (their own module: this one stays under 600 lines)
     Case("synthesis 1", (), PASS, "mass: one per image"),

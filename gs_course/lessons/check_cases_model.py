@@ -158,3 +158,109 @@ PLAYTEST_4_MODEL = [
     Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "u_next = u + p.dt * du\n    return u_next, v + p.dt * dv"),
          PASS, "step: right", name="u_next named first"),
 ]
+
+#: The saving exercise's in-line writer, run whole in a thread of the student's.
+_IN_LINE_IN_A_THREAD = """
+import threading
+def save_images_in_line(simulation, path, nbimage, nbextrastep):
+    with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+        for _ in range(nbimage):
+            simulation.advance(nbextrastep)
+            writer.write(simulation.fetch_v())
+
+def save_images(simulation, path, nbimage, nbextrastep):
+    thread = threading.Thread(target=save_images_in_line, args=(simulation, path, nbimage, nbextrastep))
+    thread.start()
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True)
+"""
+#: A writer thread of the student's own fed by a queue (made with `queue`'s arguments), joined after the loop:
+#: the writing overlaps the steps. It writes `image`, each one it gets; `limit`: the checker's further arguments.
+OWN_QUEUE_THREAD = """
+import queue, threading
+def save_images(simulation, path, nbimage, nbextrastep):
+    images = queue.Queue({queue})
+    def write():
+        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as writer:
+            for _ in range(nbimage):
+                writer.write({image})
+    thread = threading.Thread(target=write)
+    thread.start()
+    for _ in range(nbimage):
+        simulation.advance(nbextrastep)
+        images.put(simulation.fetch_v())
+    thread.join()
+
+check.saved_images(save_images, BACKEND, overlapped=True{limit})
+"""
+
+_NINE_SUM = "window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))"
+#: The window sums as a summed-area table (a running sum over both axes), accumulated in `dtype`.
+_SUMMED_AREA = ("s = xp.pad(a, ((2, 1), (2, 1))){dtype}.cumsum(0).cumsum(1)\n"
+                "    window_sum = (s[3:, 3:] - s[:-3, 3:] - s[3:, :-3] + s[:-3, :-3]).astype(xp.float32)")
+_TASK_LOOP = ("a, b = np.asarray(u), np.asarray(v)\n    for _ in range(steps):\n        a, b = model.reference_step(a, b, p)\n"
+              "    np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b")
+
+PLAYTEST_5_MODEL = [
+    Case("cupy 7", _IN_LINE_IN_A_THREAD, FAIL, "never written while the simulation computes: your thread runs the in-line loop",
+         name="the in-line writer run in a thread, joined"),
+    Case("cupy 7", OWN_QUEUE_THREAD.format(queue="", image="images.get()", limit=""), PASS, "written by a second thread",
+         name="a writer thread of one's own, fed by a queue"),
+    Case("cupy 7", ("FrameWriter(path, nbimage,", "FrameWriter(path, nbimage + 1,"), FAIL, "records 5 as the number of images",
+         name="a file made for nbimage + 1 images"),
+    Case("cupy 7", ("simulation.advance(nbextrastep)", "simulation.advance(nbextrastep - 1)"), FAIL,
+         "^(?!.*lax).*advance\\(6\\) before each image", name="advance(nbextrastep - 1)"),
+    Case("cupy 7", ("with BackgroundWriter(frames) as writer:", "simulation.advance(nbextrastep * nbimage)\n    "
+                    "with BackgroundWriter(frames) as writer:", "            simulation.advance(nbextrastep)\n", ""), FAIL,
+         "^(?!.*lax).*advances once, before the loop", name="every step before the loop"),
+    Case("cupy 7", ("writer.write(simulation.fetch_v())", "writer.write(simulation.fetch_v)"), FAIL,
+         "^(?!.*line \\d).*call it, writer.write\\(simulation.fetch_v\\(\\)\\)", name="the method written, not called"),
+    Case("cupy 1", (_NINE_SUM, "window_sum = xp.lib.stride_tricks.sliding_window_view(padded, (3, 3)).sum(axis=(0, 1))"),
+         FAIL, "window's axes last: .sum\\(axis=\\(2, 3\\)\\)", name="sliding_window_view summed over the grid's axes"),
+    Case("cupy 1", (_NINE_SUM, "window_sum = xp.lib.stride_tricks.sliding_window_view(padded, (3, 3)).sum(axis=(-1, -2))"),
+         PASS, "laplacian: right", name="sliding_window_view summed over axes -1, -2"),
+    Case("cupy 1", (_NINE_SUM, _SUMMED_AREA.format(dtype="")), FAIL, "cumsum.*float64", name="a float32 summed-area table"),
+    Case("cupy 1", (_NINE_SUM, _SUMMED_AREA.format(dtype=".astype(xp.float64)")), PASS, "laplacian: right",
+         name="a float64 summed-area table"),
+    Case("cupy 1", ("return window_sum - counts * a", "return window_sum / counts - a"), FAIL, "window's mean minus a",
+         name="the window's mean minus a"),
+    Case("cupynumeric 2", ("return window_sum - counts * a", "return window_sum / counts - a"), FAIL,
+         "window's mean minus a", name="the window's mean minus a"),
+    Case("cupy 1", ("for i in range(3) for j in range(3))", "for i in (0, 2) for j in (0, 2))"), FAIL, "four corners only",
+         name="the window's corners only"),
+    Case("cupy 1", ("for i in range(3) for j in range(3))", "for i in (0, 1, 2) for j in (2, 1, 0))"), PASS,
+         "laplacian: right", name="the offsets as tuples"),
+    Case("cupynumeric 5", ("cnp.convolve(a, window, mode=\"same\")", "cnp.convolve(a, window[:2], mode=\"same\")"),
+         FAIL, "2 x 3", name="a 2 x 3 window, window[:2]"),
+    Case("cupy 2", ("uvv = u * v * v", "uvv = u * v ** 3"), FAIL, "u v\\^3", name="u * v ** 3"),
+    Case("cupy 2", ("uvv = u * v * v", "uvv = u * v ** 2"), PASS, "step: right", name="u * v ** 2"),
+    Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "return u + p.dt * p.dt * du, v + p.dt * p.dt * dv"),
+         FAIL, "dt twice", name="dt twice"),
+    Case("cupy 4", ("v_next[cell] = vc", "u_next[cell] = vc"), FAIL, "u_next holds V's result, which belongs in v_next",
+         name="V's update written to u_next too"),
+    Case("cupy 4", ("    u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));\n",
+                    "    v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);\n",
+                    "    v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);\n\"\"\"",
+                    "    u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));\n\"\"\""),
+         PASS, "step: right", name="v_next written before u_next"),
+    Case("cupynumeric 6", ("np.asarray(v_out)[:] = b", "np.asarray(v_out)[:] = a"), FAIL,
+         "v_out holds U's result, which belongs in u_out, and u_out holds it too", name="both outputs get U"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n", "np.asarray(u_out)[:] = a.T\n", "np.asarray(v_out)[:] = b", "np.asarray(v_out)[:] = b.T"),
+         FAIL, "^(?!.*window_counts).*transposed.*\\.T", name="the outputs transposed"),
+    Case("cupynumeric 6", ("a, b = model.reference_step(a, b, p)", "a, b = model.reference_step(b, a, p)"), FAIL,
+         "called with u and v swapped: it takes \\(u, v, p\\)", name="reference_step(b, a, p)"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)", "u, v = step(v, u, p)"), FAIL, "called with u and v swapped",
+         name="step(v, u, p)"),
+    Case("cupynumeric 6", ("p = Parameters(du, dv, feed, kill, dt)", "p = Parameters(du, dv, kill, feed, dt)"), FAIL,
+         "F and k are swapped: Parameters\\(du, dv, feed, kill, dt\\)", name="Parameters with kill and feed swapped"),
+    Case("cupynumeric 6", ("p = Parameters(du, dv, feed, kill, dt)", "p = Parameters(du=du, dv=dv, kill=kill, feed=feed, dt=dt)"),
+         PASS, "time loop: right", name="Parameters by keyword"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n", "np.asarray(u_out)[:] = a.astype(np.float16)\n"), FAIL,
+         "float16", name="float16 results"),
+    Case("cupynumeric 6", (_TASK_LOOP, "a, b = np.asarray(u_out), np.asarray(v_out)\n    for _ in range(steps):\n"
+                           "        a[:], b[:] = model.reference_step(a, b, p)"), FAIL, "starts from u_out and v_out",
+         name="the loop from the outputs, never copied"),
+    Case("cupynumeric 1", ("u = cnp.asarray(u0)", "u = cnp.asarray(u0[::-1])"), FAIL, "rows in reverse order",
+         name="u's rows reversed"),
+]

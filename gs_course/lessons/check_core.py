@@ -201,7 +201,9 @@ _LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib"
 
 
 def _of_a_library(frame) -> bool:
-    return frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
+    """A frame of the course's libraries, or of any installed package (h5py's, ...): never the student's cell."""
+    installed = any(part in frame.f_code.co_filename for part in ("site-packages", "dist-packages"))
+    return installed or frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
 
 
 @contextlib.contextmanager
@@ -314,11 +316,14 @@ _KNOWN_ERRORS = (
     (AttributeError, r"'Parameters' object has no attribute",
      "{what}: {message}: the parameters are p.du, p.dv, p.feed, p.kill and p.dt (Du, Dv, F, k and dt)", None),
     ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\((\d+),\s*(\d+)\).*\(\2,\s*\1\)",
-     "{what} combines arrays of shapes {shapes}, one the other transposed: rows and cols swapped (a.shape is "
-     "(rows, cols): window_counts(rows, cols))", None),
+     "{what} combines arrays of shapes {shapes}, one the other transposed: rows and cols swapped (an array's .T, "
+     "or (cols, rows) where a.shape is (rows, cols))", None),
     ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(\d,\s*\d\)",
      "{what} combines the grid with an array of the window's size ({shapes}): the grid comes first, "
      "cnp.convolve(a, window, mode=\"same\"), whose result is of the grid's shape", ("cupynumeric",)),
+    ((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(3,\s*3\)",
+     "{what} combines the grid with an array of the window's size ({shapes}): a sum over the grid's axes? "
+     "sliding_window_view puts the window's axes last: .sum(axis=(2, 3))", ("cupy", "numpy", None)),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
                               r"operands could not be",
      "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "

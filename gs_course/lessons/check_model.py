@@ -24,7 +24,7 @@ import numpy as np
 
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
 from .check_earlier import still_wrong_earlier
-from .check_slips import GROUPS, run_slips, slipped_step, step_slips
+from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
 from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, same_program
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
@@ -94,6 +94,18 @@ def _laplacian_mistakes(a: np.ndarray):
     yield from ((wrong(a), hint) for wrong, hint in (*_BORDER_MISTAKES, *_STENCIL_MISTAKES))
     window_sum, counts = _window_sum(a, "constant"), window_counts(*a.shape)
     yield window_sum, "it is the window sum: subtract counts * a (each cell's count times its value)"
+    yield window_sum / counts - a, "it is the window's mean minus a (window_sum / counts): window_sum - counts * a"
+    rows, cols = a.shape
+    one = np.pad(a, 1)
+    yield (sum(one[i : i + rows, j : j + cols] for i in (0, 2) for j in (0, 2)) - counts * a,
+           "the window sums its four corners only (offsets 0 and 2): the 3 x 3 window's offsets are range(3) both ways")
+    for first in (0, 1):
+        yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
+               "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
+    table = np.pad(a.astype(np.float32), ((2, 1), (2, 1))).cumsum(0).cumsum(1)
+    yield (table[3:, 3:] - table[:-3, 3:] - table[3:, :-3] + table[:-3, :-3] - counts * a,
+           "a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in float64 "
+           "(cumsum(..., dtype=np.float64)), or sum the nine slices")
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
     for eight in (8, counts - 1):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
@@ -153,7 +165,7 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     yield (u + p.dt * rates[1], v + p.dt * rates[0]), "du and dv are swapped: u + p.dt * du, v + p.dt * dv"
     yield (right[0], v + p.dt * rates[0]), "V's update adds du: v + p.dt * dv"
     yield (u + p.dt * rates[1], right[1]), "U's update adds dv: u + p.dt * du"
-    for times, what in ((0.5, "half a dt"), (2, "two dt")):
+    for times, what in ((0.5, "half a dt"), (2, "two dt"), (p.dt, "dt twice (p.dt * p.dt), one p.dt belongs")):
         yield reference_step(u, v, p.replace(dt=p.dt * times)), f"the step is {what}: u + p.dt * du, v + p.dt * dv"
 
 
@@ -174,6 +186,23 @@ def _state_mistakes(rows, cols, steps, task: bool = False):
     yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
+    call = "model.reference_step(a, b, p)" if task else "step(u, v, p)"
+    yield _run_otherwise(rows, cols, steps, swapped=True), f"each step is called with u and v swapped: it takes (u, v, p), {call}"
+    yield (reference_run(rows, cols, steps, PARAMS.replace(feed=PARAMS.kill, kill=PARAMS.feed)),
+           "F and k are swapped: " + ("Parameters(du, dv, feed, kill, dt), in that order" if task else "p.feed and p.kill"))
+    if task:
+        yield (_run_otherwise(rows, cols, steps, start=np.zeros((2, rows, cols))),
+               "the loop starts from u_out and v_out, which hold nothing yet: start from the inputs, "
+               "a, b = np.asarray(u), np.asarray(v)")
+
+
+def _run_otherwise(rows: int, cols: int, steps: int, swapped: bool = False, start=None):
+    """(u, v) after `steps` steps of a loop that calls the step with its arrays swapped (step(v, u, p)),
+    or that starts from `start` (u, v) instead of the initial state."""
+    u, v = initial_state(rows, cols, np.float64) if start is None else start
+    for _ in range(steps):
+        u, v = reference_step(*((v, u) if swapped else (u, v)), PARAMS)
+    return u, v
 
 
 def _run_from_new_u(rows: int, cols: int, steps: int):
@@ -226,6 +255,10 @@ def on_device(*arrays, expected, device_type: type) -> None:
             if not values.any() or np.isnan(values).all():
                 raise NotYet(f"array {i} holds {'zeros' if not values.any() else 'no values'}: it was made empty "
                              f"(zeros_like, empty...), not copied from host array {i}: copy it (u from u0, v from v0)")
+            for order, flipped, index in (("rows", host[::-1], "[::-1]"), ("columns", host[:, ::-1], "[:, ::-1]")):
+                if np.array_equal(values, flipped):
+                    raise NotYet(f"array {i} holds host array {i}'s {order} in reverse order: copy it as it is, "
+                                 f"without {index}")
             raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
                          "an array left from an earlier cell holds other values")
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
@@ -298,6 +331,9 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     changed = _changed(passed, (u, v))
     mistakes = list(_step_mistakes(u64, v64, PARAMS, writes))
     arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
+    twice = one_result_twice(arrays, want, writes, 1e-5)
+    if twice:
+        raise NotYet(f"your step is off: {twice}")
     for index, (name, g, w) in enumerate(zip("uv", arrays, want)):
         try:
             if index == 0:
@@ -356,12 +392,16 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                      "outputs only, np.asarray(u_out)[:] = a, and compute into new arrays (a, b = "
                      "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
+    arrays = [_to_numpy(g, f"your {name}", device_type) for name, g in zip("uv", got)]
+    twice = one_result_twice(arrays, want, "task" if task else "return", PARITY_ATOL) or half_precision(arrays, want)
+    if twice:
+        raise NotYet(f"your time loop is off: {twice}")
     mistakes = list(_state_mistakes(rows, cols, steps, task))
     mistakes.append((want[::-1], _SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     try:
-        for index, (name, g, w) in enumerate(zip("uv", got, want)):
-            compare(_to_numpy(g, f"your {name}", device_type), w.astype(np.float32),
+        for index, (name, g, w) in enumerate(zip("uv", arrays, want)):
+            compare(g, w.astype(np.float32),
                     f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index),
                     "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "")
     except NotYet:

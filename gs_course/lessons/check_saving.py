@@ -1,6 +1,7 @@
 """The saving exercise's checker: V stored in an HDF5 file every `nbextrastep` steps, through
-`gs_course.output`'s FrameWriter, and with `overlapped` from a second thread (a BackgroundWriter, or
-threads of the student's own). The writers and threads the student's function makes are watched
+`gs_course.output`'s FrameWriter, and with `overlapped` from a second thread that writes while the
+simulation computes (a BackgroundWriter, or threads of the student's own: one joined before the next
+steps, or the in-line loop run whole in a thread, leaves computing and writing in turn). The writers and threads the student's function makes are watched
 while it runs, so that the hint names what it did (a file opened for every image, a thread never
 joined, a writer left open) rather than the images it left in the file.
 """
@@ -18,12 +19,12 @@ from .check_core import PARAMS, NotYet, _grid, ok, their_errors
 from .check_model import _compare_images
 from .. import output
 from ..backends import create
-from ..model import PARITY_ATOL, reference_run
+from ..model import PARITY_ATOL, initial_state, reference_step
 from ..output import read_frames
 
 
 @contextlib.contextmanager
-def _watched_writers(runner: threading.Thread | None = None):
+def _watched_writers(simulation, runner: threading.Thread | None = None):
     """While the student runs (in `runner`, a daemon thread of the checker's): every FrameWriter and
     BackgroundWriter made, and the thread of each image written. Afterwards, writers left open are
     closed (their threads end) and reported, so that the checker never reads a file that a thread
@@ -41,6 +42,7 @@ def _watched_writers(runner: threading.Thread | None = None):
 
     def frame_write(self, frame):
         seen["threads"].append(threading.get_ident())
+        seen["writing"].add(threading.current_thread())
         originals[output.FrameWriter, "write"](self, frame)
 
     def background_init(self, *args, **kwargs):
@@ -51,22 +53,29 @@ def _watched_writers(runner: threading.Thread | None = None):
         seen["queued"].append(frame)
         originals[output.BackgroundWriter, "write"](self, frame)
 
-    seen["joined"], seen["started"] = set(), []
-    start, join = threading.Thread.start, threading.Thread.join
+    seen["joined"], seen["started"], seen["writing"], seen["order"] = set(), [], set(), []
+    start, join, advance = threading.Thread.start, threading.Thread.join, simulation.advance
 
     def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
         if runner is not None and threading.current_thread() is runner and thread.daemon:
             thread.daemon = False
         seen["started"].append(thread)
+        seen["order"].append(("start", thread))
         return start(thread, *args, **kwargs)
 
     def joined(thread, *args, **kwargs):
         seen["joined"].add(thread)
+        seen["order"].append(("join", thread))
         return join(thread, *args, **kwargs)
+
+    def advanced(steps):
+        seen["order"].append(("advance", threading.current_thread()))
+        return advance(steps)
 
     for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init, background_write)):
         setattr(cls, name, replacement)
     threading.Thread.start, threading.Thread.join = started, joined
+    simulation.advance = advanced
     threads_before = set(threading.enumerate())
     seen["left_open"] = []
     try:
@@ -76,6 +85,7 @@ def _watched_writers(runner: threading.Thread | None = None):
         started = set(threading.enumerate()) - threads_before - ours
         seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
         threading.Thread.start, threading.Thread.join = start, join
+        del simulation.advance
         seen["unjoined"] = [t for t in seen["started"]
                             if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
         for thread in started:  # still watched (their writes counted), before their writers are looked at
@@ -99,6 +109,8 @@ _WRITE_ERRORS = (
     ((TypeError, ValueError), r"[Cc]an't broadcast",
      "{what} writes an array of another shape than an image of the file ({shapes}): write V alone, one image "
      "of (rows, cols) a call, writer.write(simulation.fetch_v())"),
+    ((TypeError, ValueError), r"not '(method|function)'",
+     "{what} writes a method, not its result: call it, writer.write(simulation.fetch_v())"),
     (output.WriterClosedError, r"this writer is closed",
      "{what} writes after the writer was closed (its with block had ended): put the loop that writes inside the "
      "with block"),
@@ -115,18 +127,48 @@ _BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file
 
 
 def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
-    """Images of a simulation advanced by other counts than nbextrastep before each image: 1 step, or
-    (i + 1) x nbextrastep (advance runs that many more steps, from where the simulation is)."""
+    """Images of a simulation advanced by other counts than nbextrastep before each image: once before the
+    loop (every image the same V), k steps an image, or (i + 1) x nbextrastep (advance runs that many more
+    steps, from where the simulation is). Told in the simulation's words: advance, not the JAX exercise's loop."""
     if frames.shape != (nbimage, rows, cols):
         return  # _compare_images tells the shape
-    series = {"advance(1) before each image: advance(nbextrastep), the steps between two images":
-                  [i + 1 for i in range(nbimage)],
+    u, v = initial_state(rows, cols, np.float64)
+    trajectory = [v]
+    for _ in range(max(nbextrastep * nbimage * (nbimage + 1) // 2, 4 * nbextrastep + 8)):
+        u, v = reference_step(u, v, PARAMS)
+        trajectory.append(v)
+    first = next((k for k in range(1, len(trajectory))
+                  if np.allclose(frames[0], trajectory[k], rtol=0, atol=PARITY_ATOL)), None)
+    if first is None or first == nbextrastep and np.allclose(frames[1], trajectory[2 * nbextrastep], rtol=0,
+                                                             atol=PARITY_ATOL):
+        return
+    series = {"the simulation advances once, before the loop: advance nbextrastep steps before each image, in the loop":
+                  [first] * nbimage,
+              f"advance({first}) before each image: advance(nbextrastep), the steps between two images"
+              + (f" ({nbextrastep} here)" if first > 1 else ""): [first * (i + 1) for i in range(nbimage)],
               "advance runs that many more steps from where the simulation is, so (i + 1) x nbextrastep adds up: "
               "advance(nbextrastep) before each image": [nbextrastep * (i + 1) * (i + 2) // 2 for i in range(nbimage)]}
     for hint, steps in series.items():
-        if all(np.allclose(frame, reference_run(rows, cols, n, PARAMS)[1], rtol=0, atol=PARITY_ATOL)
+        if all(n < len(trajectory) and np.allclose(frame, trajectory[n], rtol=0, atol=PARITY_ATOL)
                for frame, n in zip(frames, steps)):
             raise NotYet(f"your images are V after {', '.join(map(str, steps))} steps: {hint}")
+
+
+def _alternating(order: list, writing: set) -> str | None:
+    """Why the images were never written while the simulation computed (each `advance` made while no
+    other thread that writes images was running, between its start and its join), or None where some were."""
+    running = set()
+    for event, thread in order:
+        if event == "start":
+            running.add(thread)
+        elif event == "join":
+            running.discard(thread)
+        elif any(other in writing and other is not thread for other in running):
+            return None
+    if any(thread in writing for event, thread in order if event == "advance"):
+        return ("your thread runs the in-line loop, computing and writing in turn, while your function waits "
+                "for it")
+    return "each writing thread is joined before the simulation advances again"
 
 
 def _one_buffer(queued: list) -> bool:
@@ -184,7 +226,8 @@ class _Limited:
 def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: float = 60) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
-    and close the file. With `overlapped`, the images must be written from a second thread.
+    and close the file. With `overlapped`, the images must be written from a second thread, running
+    while the simulation advances.
     `time_limit_s`: how long the checker's few small images may take before it gives up on them."""
 
     if backend == "cupynumeric":
@@ -196,7 +239,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         path = Path(folder) / "images.h5"
         run = _Limited(student, simulation, path, nbimage, nbextrastep)
         try:
-            with _watched_writers(run.thread) as seen, their_errors("your function", _WRITE_ERRORS):
+            with _watched_writers(simulation, run.thread) as seen, their_errors("your function", _WRITE_ERRORS):
                 run.within(time_limit_s)
         finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
             if len(seen["frames"]) > 1:
@@ -221,12 +264,17 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         frames, attributes = read_frames(path)
     _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep)
     _compare_images(frames, rows, cols, nbimage, nbextrastep)
+    _check_attributes(attributes, nbimage, nbextrastep)
     if not attributes.get("complete"):
         raise NotYet("the file is not marked complete: close the writer (a with block does it)")
-    _check_attributes(attributes, nbimage, nbextrastep)
     if overlapped and all(thread == run.thread.ident for thread in seen["threads"]):
         raise NotYet("your images are right but written in line, by the thread that computes: write them from a "
                      "second thread (wrap the FrameWriter in a BackgroundWriter)")
+    alternating = overlapped and _alternating(seen["order"], seen["writing"])
+    if alternating:
+        raise NotYet(f"your images are right, but never written while the simulation computes: {alternating}. "
+                     "Overlap them: wrap the FrameWriter in a BackgroundWriter, whose thread writes each image "
+                     "while the next steps run")
     ok(f"saved images: {nbimage} images in the file, each after (i + 1) x {nbextrastep} steps, file complete"
        + (", written by a second thread" if overlapped else ""))
 

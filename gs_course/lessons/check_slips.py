@@ -100,7 +100,9 @@ def _slips() -> list[Slip]:
         slips += [Slip(term, f"{who} reaction term is u v, not u v^2: uvv = u * v * v",
                        lambda u, v, lu, lv, p, s=sign: s * u * v),
                   Slip(term, f"{who} reaction term is u^2 v, not u v^2: uvv = u * v * v",
-                       lambda u, v, lu, lv, p, s=sign: s * u * u * v)]
+                       lambda u, v, lu, lv, p, s=sign: s * u * u * v),
+                  Slip(term, f"{who} reaction term is u v^3 (v ** 3), not u v^2: uvv = u * v * v",
+                       lambda u, v, lu, lv, p, s=sign: s * u * v ** 3)]
     losses = (("p.kill * v", lambda p: p.kill), ("p.feed * v", lambda p: p.feed),
               ("(p.feed + p.feed) v", lambda p: 2 * p.feed), ("(p.kill + p.kill) v", lambda p: 2 * p.kill),
               ("(p.feed - p.kill) v", lambda p: p.feed - p.kill), ("(p.kill - p.feed) v", lambda p: p.kill - p.feed),
@@ -165,3 +167,35 @@ def run_slips(rows: int, cols: int, steps: int, p, index: int):
             for _ in range(steps):
                 u, v = slipped_step(u, v, p, slip)
         yield (u, v)[index], slip.hint
+
+
+#: How each exercise's code names its two outputs, and how it writes them right.
+OUTPUTS = {"return": (("the u you return", "the v you return"), "return u + p.dt * du, v + p.dt * dv"),
+           "kernel": (("u_next", "v_next"), "write U's update into u_next and V's into v_next, once each"),
+           "task": (("u_out", "v_out"), "np.asarray(u_out)[:] = a and np.asarray(v_out)[:] = b")}
+
+
+def one_result_twice(got, want, writes: str, atol: float) -> str | None:
+    """Where one output holds the other's result (and not both swapped): the hint that says which holds
+    what, after how the exercise writes its outputs (OUTPUTS); else None."""
+    names, right = OUTPUTS[writes]
+    if any(g.shape != w.shape for g in got for w in want):
+        return None  # compare tells the shape
+    close = [[bool(np.allclose(g, w, rtol=0, atol=max(atol, 1e-4))) for w in want] for g in got]
+    for i in (0, 1):
+        j = 1 - i
+        if close[i][j] and not close[j][i] and not close[i][i]:
+            other = ("holds it too" if close[j][j] else "is never written" if np.isnan(got[j]).all()
+                     else "holds neither result")
+            return f"{names[i]} holds {'UV'[j]}'s result, which belongs in {names[j]}, and {names[j]} {other}: {right}"
+    return None
+
+
+def half_precision(got, want) -> str | None:
+    """Where an output is near the reference but holds float16 values only (each exactly one): the hint."""
+    for name, g, w in zip("uv", got, want):
+        if (g.shape == w.shape and g.dtype == np.float32 and not np.allclose(g, w, rtol=0, atol=1e-5)
+                and np.allclose(g, w, rtol=0, atol=1e-2) and np.array_equal(g, g.astype(np.float16))):
+            return (f"your {name} holds float16 values (rounded to about 3 digits): keep the float32 result, "
+                    "no astype(np.float16)")
+    return None
