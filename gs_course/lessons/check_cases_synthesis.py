@@ -23,6 +23,7 @@ _COSINE = "return gram / (norms[:, None] * norms[None, :])"
 _READ = "const float a = values[i], b = values[partner];"
 _BIN = "min((int)(image[i] * bins), bins - 1)"
 _DIRECTION = "const bool ascending = (i & k) == 0;"
+_ZEROED = "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;"
 
 SYNTHESIS_CASES = [
     # --- dtypes, in place, a CPU's ticks: the mass
@@ -115,6 +116,17 @@ SYNTHESIS_CASES = [
          PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
     Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
          PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
+    # --- playtest 5: past the shared array, its size fixed, each cell counted twice
+    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "b <= bins")), FAIL, "sets an entry past the block.s histogram to 0.*b < bins",
+         "cpu", name="the zeroing loop to b <= bins"),
+    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "bins > b")), PASS, "privatised", "cpu",
+         name="the zeroing loop's bound as bins > b"),
+    Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "__shared__ unsigned int block_counts[64];"),
+         FAIL, "block_counts\\[64\\] has 64 entries.*bins = 100.*extern __shared__", name="block_counts[64], a fixed size"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd(&block_counts[bin], 1u); atomicAdd(&image_counts[bin], 1u);"),
+         FAIL, "each cell is counted twice", "cpu", name="each cell added to shared and to global memory"),
+    Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;", "values[i] = atomicExch(&values[partner], a);"), PASS,
+         "bitonic sort", "cpu", name="the exchange by atomicExch"),
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
          name="a __syncthreads() under if (partner > i)"),

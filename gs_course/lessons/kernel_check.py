@@ -232,7 +232,8 @@ def _trial_histogram(body: str) -> None:
 
 def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
     """The kernel's counts on the CPU: _CPU_BLOCKS blocks of 32 threads an image, each thread of its own."""
-    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
+    main = (f"    dynamic_shared_bytes = {analysis.BINS} * 4;  // launch_histograms' shared_mem, bins * 4\n"
+            f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
             f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
     arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
     kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
@@ -374,6 +375,20 @@ def _thread_own_array(body: str) -> str | None:
     return None
 
 
+_TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
+
+
+def _fixed_size_shared(body: str) -> str | None:
+    """The hint of a __shared__ array of a size written in the code: bins is the kernel's argument."""
+    for statement in re.split(r"[;{}]", body):
+        found = re.search(r"__shared__[^\[]*?(\w+)\s*\[\s*([^\]\s][^\]]*?)\s*\]", statement)
+        if found and not re.search(r"\bextern\b", statement):
+            return (f"{found[1]}[{found[2]}] has {found[2]} entries whatever bins is (with bins = 100 the counts run past "
+                    f"it): bins is an argument, so declare extern __shared__ unsigned int {found[1]}[]; sized at launch "
+                    "(bins * 4 bytes)")
+    return None
+
+
 def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
@@ -401,6 +416,8 @@ def histogram_kernel(body: str):
                      f"int {own}[];), one for the block's threads to count into")
     if barrier := _DIVERGENT if divergent_barrier(body) else _missing_barrier(body):  # read from the code
         raise NotYet(barrier)
+    if fixed := _fixed_size_shared(body):
+        raise NotYet(fixed)
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
         images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
@@ -421,11 +438,20 @@ def histogram_kernel(body: str):
             got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
         except cuda_on_cpu.NotOnCpu as err:
             return _not_checked("your histogram kernel", as_text, str(err))
+        except NotYet as err:
+            if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
+                raise NotYet(_TOP_EDGE if past[1] != "0" else  # a count into bin `bins`, else a 0 there
+                             "your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 bytes "
+                             "at launch; run on the CPU): its indices go from 0 to bins - 1, b < bins") from None
+            raise
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    if np.array_equal(got, 2 * want):
+        raise NotYet("each cell is counted twice, into global memory and into the block's histogram: in the loop over "
+                     "the cells count into shared memory only, then add the block's histogram to global memory once")
     if added_again := _bins_added_again(got, want, threads, body):
         raise NotYet(added_again)
     for counts, hint in _thread_loops(images, blocks, threads):
@@ -435,8 +461,7 @@ def histogram_kernel(body: str):
         raise NotYet(left_out)
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got, want - np.outer(tops, np.arange(analysis.BINS) == analysis.BINS - 1)) and tops.any():
-        raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
-                     "min((int)(v * bins), bins - 1)")
+        raise NotYet(_TOP_EDGE)
     if np.any(got.sum(axis=1) > cells):
         raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
                      "there; set it to 0, then __syncthreads(), before counting")
