@@ -50,6 +50,13 @@ PLAYTEST_4_JAX = [
          "device 0 twice as a source: .*once as a source and once as a destination", name="a pair twice in the permutation"),
     Case("jax 7", (_PAIRS_OF, "down = list(zip(range(bands - 1), range(1, bands)))\n    up = [(b, a) for a, b in down]"),
          PASS, "halo exchange: right", name="the pairs zipped, up from down"),
+    # playtest 5: a device that is not a band
+    Case("jax 7", (_PAIRS_OF, "down = [(i, i + 1) for i in range(bands)]\n    up = [(i + 1, i) for i in range(bands)]"), FAIL,
+         "name device 2, but the 2 bands are devices 0 to 1: there is no band 2", name="pairs over range(bands)"),
+    Case("jax 7", (_PAIRS_OF, "down = [(i - 1, i) for i in range(bands)]\n    up = [(i, i - 1) for i in range(bands)]"), FAIL,
+         "^[^;]*name device -1, which JAX takes for the last band", name="pairs from device -1"),
+    Case("jax 7", (_PAIRS_OF, "down = [(i - 1, i) for i in range(1, bands)]\n    up = [(i, i - 1) for i in range(1, bands)]"),
+         PASS, "halo exchange: right", name="the pairs (i - 1, i) from 1"),
     # hints that named another cause
     Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
          "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"

@@ -113,12 +113,24 @@ def looped_program(program, what: str, more: tuple, longer: tuple, argument: tup
     return few
 
 
-def permutation_mistake(program) -> str | None:
-    """The hint for a `lax.ppermute` whose pairs name a device twice as a source or as a destination."""
+_PAIRS = "the pairs are (i, i + 1) down and (i + 1, i) up, for i in range(bands - 1)"
+
+
+def permutation_mistake(program, bands: int) -> str | None:
+    """The hint for a `lax.ppermute` whose pairs name a device that is not one of the `bands` (XLA
+    fails on it with a bare IndexError; JAX takes -1 for the last, which wraps around the grid), or
+    a device twice as a source or as a destination."""
     for eqn in _equations(program.jaxpr):
         if eqn.primitive.name != "ppermute":
             continue
         perm = [tuple(pair) for pair in eqn.params["perm"]]
+        devices = sorted({d for pair in perm for d in pair})
+        if devices[0] < 0:
+            return (f"your pairs {perm} name device {devices[0]}, which JAX takes for the last band (around the grid's "
+                    f"edge): there is no band above band 0, so {_PAIRS}")
+        if devices[-1] >= bands:
+            return (f"your pairs {perm} name device {devices[-1]}, but the {bands} bands are devices 0 to {bands - 1}: "
+                    f"there is no band {devices[-1]}, so {_PAIRS}")
         for index, role in ((0, "source"), (1, "destination")):
             devices = [pair[index] for pair in perm]
             twice = sorted({d for d in devices if devices.count(d) > 1})
