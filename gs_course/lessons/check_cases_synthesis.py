@@ -116,6 +116,15 @@ SYNTHESIS_CASES = [
          PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
     Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
          PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
+    # --- playtest 5: the spot mass kernel's identity a name, its threshold a number
+    Case("synthesis 2", ('identity = "0"', 'identity = "threshold"'), FAIL, "identity is the constant a sum starts from, 0",
+         name="identity = threshold"),
+    Case("synthesis 2", ('identity = "0"', 'identity = "(type_reduce) 0.0"'), PASS, "spot mass kernel: right",
+         name="identity cast to type_reduce"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > 0.1 ? v : 0.0"'), FAIL, "use threshold, the argument",
+         name="0.1 written in map_expr"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"(v > threshold) * v"'), PASS, "spot mass kernel: right",
+         name="(v > threshold) * v"),
     # --- playtest 5: past the shared array, its size fixed, each cell counted twice
     Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "b <= bins")), FAIL, "sets an entry past the block.s histogram to 0.*b < bins",
          "cpu", name="the zeroing loop to b <= bins"),

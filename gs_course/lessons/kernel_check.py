@@ -135,9 +135,14 @@ _SPOT_MAIN = r"""
 """
 
 
-def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np.ndarray) -> np.ndarray:
+#: A second threshold the spot mass kernel runs with: a number written in map_expr ignores it.
+_OTHER_THRESHOLD = 0.25
+
+
+def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np.ndarray) -> list[np.ndarray]:
     """What the ReductionKernel gives, as CuPy reduces: each of several partial sums starts from the
-    identity, cells mapped and reduced into them, then the partial sums reduced together."""
+    identity, cells mapped and reduced into them, then the partial sums reduced together; with the
+    threshold SPOT_THRESHOLD, then _OTHER_THRESHOLD."""
     kernel = ("typedef double type_reduce;\n"
               f"static inline type_reduce map_cell(float v, float threshold) {{ return ({map_expr}); }}\n"
               f"static inline type_reduce reduce_pair(type_reduce a, type_reduce b) {{ return ({reduce_expr}); }}\n")
@@ -145,7 +150,8 @@ def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np
             .replace("PARTIALS", "8").replace("IDENTITY", identity))
     arrays = {"images": images, "threshold": np.array([analysis.SPOT_THRESHOLD], np.float32),
               "mass": np.zeros(len(images))}
-    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]["mass"]
+    runs = [({"threshold": np.array([t], np.float32)}, {}) for t in (analysis.SPOT_THRESHOLD, _OTHER_THRESHOLD)]
+    return [run["mass"] for run in cuda_on_cpu.run_checked(kernel, arrays, main, runs)]
 
 
 def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
@@ -156,6 +162,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
                      "v > threshold ? v : 0")
+    if names := set(re.findall(r"\b[A-Za-z_]\w*", identity)) - {"type_reduce", "float", "double", "int", "unsigned"}:
+        raise NotYet(f"identity is the constant a sum starts from, 0: not {sorted(names)[0]}, which is no constant")
     as_text = [
         ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
                                       "v > threshold, else to 0"),
@@ -173,14 +181,18 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if cupy is not None:
         with _gpu_errors_as_hints(cupy):
             kernel = analysis.spot_mass_kernel(cupy, map_expr, reduce_expr, identity)
-            got = kernel(cupy.asarray(images), cupy.asarray(threshold), axis=(1, 2)).get()
+            got, other = (kernel(cupy.asarray(images), cupy.asarray(np.float32(t)), axis=(1, 2)).get()
+                          for t in (threshold, _OTHER_THRESHOLD))
     elif cuda_on_cpu.compiler() is not None:
-        got = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
+        got, other = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
     else:
         return _not_checked("your ReductionKernel", as_text)
-    want = analysis.spot_mass(images)
+    want, spots = analysis.spot_mass(images), np.where(images > threshold, images, 0)
+    if close(other, got) and not close(other, analysis.spot_mass(images, _OTHER_THRESHOLD)) \
+            and not close(got, spots.max(axis=(1, 2))):  # the largest value is the same above either threshold
+        raise NotYet(f"with threshold = {_OTHER_THRESHOLD} your kernel gives what it gives with {threshold:g}: use "
+                     "threshold, the argument, not a number of your own (v > threshold ? v : 0)")
     if not close(got, want):
-        spots = np.where(images > threshold, images, 0)
         if close(got, analysis.mass(images)):
             raise NotYet("that is the mass of every cell: map each cell to v where v > threshold, else to 0")
         if close(got, np.where(images >= threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
