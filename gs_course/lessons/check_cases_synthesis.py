@@ -136,6 +136,14 @@ SYNTHESIS_CASES = [
          FAIL, "each cell is counted twice", "cpu", name="each cell added to shared and to global memory"),
     Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;", "values[i] = atomicExch(&values[partner], a);"), PASS,
          "bitonic sort", "cpu", name="the exchange by atomicExch"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const unsigned int other = i ^ k;\n    if (other > i && other < n) {\n"
+                         "        const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[other];\n"
+                         "        if ((a > b) == ascending) { values[i] = b; values[other] = a; }\n    }\n"), FAIL,
+         "partner is i \\^ j, given as partner", name="the partner i ^ k"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const unsigned int other = i ^ j;\n    if (other > i) {\n"
+                         "        const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[other];\n"
+                         "        if ((a > b) == ascending) { values[i] = b; values[other] = a; }\n    }\n"), PASS,
+         "bitonic sort", name="a partner of its own, i ^ j"),
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
          name="a __syncthreads() under if (partner > i)"),
