@@ -57,6 +57,15 @@ PLAYTEST_4_JAX = [
          "^[^;]*name device -1, which JAX takes for the last band", name="pairs from device -1"),
     Case("jax 7", (_PAIRS_OF, "down = [(i - 1, i) for i in range(1, bands)]\n    up = [(i, i - 1) for i in range(1, bands)]"),
          PASS, "halo exchange: right", name="the pairs (i - 1, i) from 1"),
+    # playtest 5: scan's body, pmap for vmap
+    Case("jax 5", ("return (u, v), v", "return u, v"), FAIL, "lax.scan's body returns a pair \\(carry, y\\)",
+         name="one_image returning the carry only"),
+    Case("jax 5", ("def one_image(uv, _):", "def one_image(_, uv):"), FAIL, "lax.scan calls its body as body\\(carry, x\\)",
+         name="one_image(_, uv)"),
+    Case("jax 5", ("return (u, v), v", "carry = (u, v)\n        return carry, carry[1]"), PASS, "one scan",
+         name="the carry named, y its second"),
+    Case("jax 6", (_PAIRS, "jax.pmap(one_pair)(jnp.asarray(feeds), jnp.asarray(kills))"), FAIL,
+         "jax.pmap maps over devices.*jax.vmap\\(one_pair\\)", name="jax.pmap for jax.vmap"),
     # hints that named another cause
     Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
          "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"

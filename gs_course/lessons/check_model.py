@@ -26,7 +26,7 @@ from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, 
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, same_program
+from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, over_devices, same_program
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -528,7 +528,8 @@ def _batch(student, device_type, base: Parameters) -> None:
             if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
                    if hasattr(out, "aval")):  # every combination computed, then some of them kept
                 raise NotYet(_COMBINATIONS)
-            raise NotYet("your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
+            raise NotYet(over_devices(few) or
+                         "your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
     got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
                     "your batch", device_type)

@@ -18,6 +18,11 @@ BODY_ARGUMENTS = (
      "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
      "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry; lax.scan calls it as "
      "body(carry, x) and takes back (carry, y)"),
+    (TypeError, r"scan body function carry input and carry output must have the same pytree structure[\s\S]*input carry "
+                r"\w+ is a <class 'tuple'> but the corresponding component of the carry output is a <class '[\w.]*Array",
+     "{what}: lax.scan's body returns a pair (carry, y), here ((u, v), v): the new carry, then the image"),
+    (TypeError, r"after \* must be an iterable, not NoneType",
+     "{what}: lax.scan calls its body as body(carry, x), the carry (u, v) first, then x (None without xs)"),
 )
 
 
@@ -73,6 +78,16 @@ def check_loops(program, what: str) -> None:
     hint = endless_loop(program) or unrolled_loop(program, what)
     if hint:
         raise NotYet(hint)
+
+
+def over_devices(program) -> str | None:
+    """The hint for a batch mapped by jax.pmap (traced as a shard_map over pmap's own mesh axis): one
+    pair a device, where the exercise runs every pair at once on one device."""
+    if any(eqn.primitive.name in ("xla_pmap", "pmap") or "_internal_pmap_axis_name" in str(eqn.params.get("mesh", ""))
+           for eqn in _equations(program.jaxpr)):
+        return ("jax.pmap maps over devices, one pair a device (and as many devices as pairs): the exercise is "
+                "jax.vmap(one_pair), every pair at once on one device, each operation on the whole batch")
+    return None
 
 
 def same_program(one, other) -> bool:
