@@ -66,6 +66,10 @@ PLAYTEST_4_JAX = [
          name="the carry named, y its second"),
     Case("jax 6", (_PAIRS, "jax.pmap(one_pair)(jnp.asarray(feeds), jnp.asarray(kills))"), FAIL,
          "jax.pmap maps over devices.*jax.vmap\\(one_pair\\)", name="jax.pmap for jax.vmap"),
+    Case("jax 6", (_PAIRS, "jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds, jnp.float16), jnp.asarray(kills, jnp.float16))"),
+         FAIL, "F and k rounded to float16", name="float16 feeds and kills"),
+    Case("jax 6", (_PAIRS, "jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds, jnp.float32), jnp.asarray(kills, jnp.float32))"),
+         PASS, "one vmap", name="float32 feeds and kills, said"),
     # hints that named another cause
     Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
          "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"
