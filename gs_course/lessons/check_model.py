@@ -164,16 +164,25 @@ _DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the
 
 
 def _state_mistakes(rows, cols, steps, task: bool = False):
-    """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
-    uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
+    """(u, v) of a time loop that runs one step too few or too many, returns the start state, starts
+    from U and V swapped or uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
     yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
                                                 "u, v = step(u, v, p) in one assignment")
     each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
     yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
+    yield _run_from(*initial_state(rows, cols, np.float64)[::-1], steps), ("it is the run from U and V swapped: the "
+                                                                           "loop starts from (u, v), in that order")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
+
+
+def _run_from(u, v, steps: int):
+    """(u, v) after `steps` steps of the checker's parameters from the state given."""
+    for _ in range(steps):
+        u, v = reference_step(u, v, PARAMS)
+    return u, v
 
 
 def _run_from_new_u(rows: int, cols: int, steps: int):
