@@ -71,6 +71,10 @@ PLAYTEST_4_JAX = [
     Case("jax 6", (_PAIRS, "jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds, jnp.float32), jnp.asarray(kills, jnp.float32))"),
          PASS, "one vmap", name="float32 feeds and kills, said"),
     Case("jax 4", ("(u, v))", "(v, u))"), FAIL, "the run from U and V swapped", name="the carry starts as (v, u)"),
+    Case("jax 2", ("return window_sum - counts * a", "return window_sum - a"), FAIL, "it subtracts a once",
+         name="- a (not counts * a)"),
+    Case("jax 3", ("+ p.feed * (1 - u)\n", "+ p.feed * (1 - u) * u\n"), FAIL, "feed term is p.feed \\* \\(1 - u\\), not times u",
+         name="the feed term times u"),
     # hints that named another cause
     Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
          "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"

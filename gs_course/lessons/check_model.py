@@ -95,6 +95,7 @@ def _laplacian_mistakes(a: np.ndarray):
     window_sum, counts = _window_sum(a, "constant"), window_counts(*a.shape)
     yield window_sum, "it is the window sum: subtract counts * a (each cell's count times its value)"
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
+    yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
     for eight in (8, counts - 1):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
                "an edge, 4 in a corner), the cell's own value counted")
@@ -152,6 +153,7 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     rates = ((right[0] - u) / p.dt, (right[1] - v) / p.dt)
     yield (u + p.dt * rates[1], v + p.dt * rates[0]), "du and dv are swapped: u + p.dt * du, v + p.dt * dv"
     yield (right[0], v + p.dt * rates[0]), "V's update adds du: v + p.dt * dv"
+    yield (right[0] - p.dt * p.feed * (1 - u) ** 2, right[1]), "U's feed term is p.feed * (1 - u), not times u"
     yield (u + p.dt * rates[1], right[1]), "U's update adds dv: u + p.dt * du"
     for times, what in ((0.5, "half a dt"), (2, "two dt")):
         yield reference_step(u, v, p.replace(dt=p.dt * times)), f"the step is {what}: u + p.dt * du, v + p.dt * dv"
