@@ -75,6 +75,12 @@ PLAYTEST_4_JAX = [
          name="- a (not counts * a)"),
     Case("jax 3", ("+ p.feed * (1 - u)\n", "+ p.feed * (1 - u) * u\n"), FAIL, "feed term is p.feed \\* \\(1 - u\\), not times u",
          name="the feed term times u"),
+    Case("jax 2", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
+                   "window_sum = jnp.stack([padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)]).sum(axis=1)"),
+         FAIL, "summed over a slice's axis.*sum\\(axis=0\\)", name="the stack of nine slices summed over axis 1"),
+    Case("jax 2", ("window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
+                   "window_sum = jnp.stack([padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)], -1).sum(-1)"),
+         PASS, "laplacian: right", name="the nine slices stacked last, summed over it"),
     # hints that named another cause
     Case("jax 2", "def laplacian(a, counts):\n    rows, cols = a.shape\n    padded = jnp.pad(a, 1)\n"
          "    return sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counts * a\n\n"

@@ -253,6 +253,12 @@ def _truncates(student, a: np.ndarray, device_type, to_device) -> bool:
                (reference_laplacian(whole), _window_sum(whole, "constant") - window_counts(*grid.shape) * grid))
 
 
+#: The nine slices stacked, (9, rows, cols), summed over a slice's axis: (9, cols) or (9, rows) meets the grid.
+_STACK_SUMMED = (((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(9,\s*\d+\)",
+                  "{what} combines arrays of shapes {shapes}: the stack of the nine slices summed over a slice's axis. "
+                  "They are stacked on axis 0, (9, rows, cols): .sum(axis=0)"),)
+
+
 def laplacian(student, device_type: type | None = None, to_device=lambda a: a, uses: str | None = None) -> None:
     """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
     the grid left out. `uses="convolve"`: the exercise is the Laplacian as a convolution, which
@@ -263,8 +269,8 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
         a = rng.random(_grid(rng), dtype=np.float32)
         want = reference_laplacian(a.astype(np.float64))
         passed = to_device(a.copy())
-        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", cells=a.size), "your Laplacian",
-                        device_type)
+        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", _STACK_SUMMED, a.size),
+                        "your Laplacian", device_type)
         try:
             compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
         except NotYet:
