@@ -188,10 +188,12 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
              "images.astype(int) * bins turns V into 0 (or 1) before it is scaled: scale first, (images * bins).astype(int)")):
         if np.array_equal(got, _counts(np.minimum(index(), bins - 1), bins)):
             raise NotYet(hint)
-    unspread = np.minimum((images * bins).astype(np.int64), bins - 1) + np.arange(count)[:, None, None]
-    if np.array_equal(got, np.bincount(unspread.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
-        raise NotYet("your offsets are the image numbers, not image x bins: image m's bins start at m * bins, "
-                     "(xp.arange(images) * bins)[:, None, None]")
+    binned = np.minimum((images * bins).astype(np.int64), bins - 1)
+    for spacing, what in ((1, "the image numbers, not image x bins"), (count, "image x images, not image x bins")):
+        unspread = binned + spacing * np.arange(count)[:, None, None]
+        if np.array_equal(got, np.bincount(unspread.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
+            raise NotYet(f"your offsets are {what}: image m's bins start at m * bins, "
+                         "(xp.arange(images) * bins)[:, None, None]")
     if np.array_equal(want.sum(axis=1) - got.sum(axis=1), top):
         raise NotYet("the cells equal to 1 are missing: the top edge belongs to the last bin (as in "
                      "numpy.histogram); clip the bin index to bins - 1")
@@ -230,9 +232,13 @@ def _bincount_length(err: ValueError, expected: int) -> None:
     if int(size[1]) < expected:
         raise NotYet(f"bincount returned {size[1]} counts, fewer than images x bins = {expected}: it counts up to "
                      "the largest bin index only, and the last bins are empty. Give it minlength=images * bins") from None
-    raise NotYet(f"bincount returned {size[1]} counts, more than images x bins = {expected}: a value of 1 gives the "
-                 "bin int(1 * bins) = bins, one past the last bin. Clip the bin index to bins - 1 (xp.minimum), as "
-                 "numpy.histogram counts the top edge in the last bin") from None
+    if int(size[1]) > expected + 1:  # the checker's last image has no 1: an index well past it is an offset's
+        raise NotYet(f"bincount returned {size[1]} counts, more than images x bins = {expected}: the last image's "
+                     "bins run past the end, so the offsets are too large. Image m's bins start at m * bins, from 0: "
+                     "(xp.arange(images) * bins)[:, None, None]") from None
+    raise NotYet(f"bincount returned {size[1]} counts, one more than images x bins = {expected}: a bin index of bins "
+                 "is one past the last bin. Clip the bin index to bins - 1 (xp.minimum), as numpy.histogram counts "
+                 "the top edge in the last bin") from None
 
 
 def _counts(index: np.ndarray, bins: int) -> np.ndarray:
@@ -392,7 +398,11 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         raise NotYet("deciles per image: the deciles are of the whole batch, all its values sorted together")
     if edges.shape != want.shape:
         raise NotYet(f"your edges have shape {edges.shape}, expected the nine deciles, {want.shape}")
+    if np.issubdtype(edges.dtype, np.floating) and edges.dtype.itemsize < images.dtype.itemsize:
+        raise NotYet(f"your edges are {edges.dtype}, which rounds them: keep the values' dtype, {images.dtype}")
     if not np.array_equal(edges, want):
+        if np.array_equal(edges, ordered[::-1][np.floor(analysis.DECILES * (n - 1)).astype(int)]):
+            raise NotYet("your values are sorted in descending order: xp.sort sorts in ascending order, take it as it is")
         if np.allclose(edges, np.percentile(images, 100 * analysis.DECILES)):
             raise NotYet("your edges are interpolated between two values (numpy.percentile's default): take the "
                          "sorted values at index floor(q (n - 1))")
@@ -459,6 +469,8 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "gram / (norms[:, None] * norms[None, :])")
     if _close(got, gram / norms[:, None], 1e-4) or _close(got, gram / norms[None, :], 1e-4):
         raise NotYet("divided by one image's norm only: by both, broadcast as norms[:, None] * norms[None, :]")
+    if _close(got, gram / (norms[:, None] + norms[None, :]), 1e-4):
+        raise NotYet("divided by the sum of the two norms: divide by their product, norms[:, None] * norms[None, :]")
     if _close(got, gram / (norms[:, None] * norms[None, :]) ** 2, 1e-4):
         raise NotYet("you divided by the squared norms (the Gram matrix's diagonal): the norms are its square roots")
     if _close(got, gram / norms[:, None] ** 2, 1e-4) or _close(got, gram / norms[None, :] ** 2, 1e-4):

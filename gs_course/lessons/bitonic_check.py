@@ -85,17 +85,18 @@ def _bitonic_hint(code: str) -> str:
     return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
 
 
-def _bitonic_network(values: np.ndarray, ascending) -> np.ndarray:
+def _bitonic_network(values: np.ndarray, ascending, pair=lambda i, j, k: i ^ j) -> np.ndarray:
     """`values` (a power of two of them) after the course's steps with the direction of each pair
-    `ascending(i, j, k)` (the right one: (i & k) == 0), every pair exchanged by its lower thread."""
+    `ascending(i, j, k)` (the right one: (i & k) == 0) and each element's partner `pair(i, j, k)`
+    (the right one: i ^ j; one past the values pairs with none), every pair exchanged by its lower thread."""
     v, i = values.copy(), np.arange(values.size)
     k = 2
     while k <= v.size:
         j = k // 2
         while j > 0:
-            partner = i ^ j
-            a, b = v, v[partner]
-            swap = (partner > i) & ((a > b) == ascending(i, j, k))
+            partner = pair(i, j, k)
+            a, b = v, v[np.minimum(partner, v.size - 1)]
+            swap = (partner > i) & (partner < v.size) & ((a > b) == ascending(i, j, k))
             low, high = i[swap], partner[swap]
             v[low], v[high] = v[high], v[low].copy()
             j //= 2
@@ -169,6 +170,10 @@ def bitonic_step(body: str):
                 raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
                              "and thread partner share a pair: only the one with partner > i may compare and swap")
             raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
+        if np.array_equal(got, _bitonic_network(_padded(values), lambda i, j, k: (i & k) == 0,
+                                                lambda i, j, k: i ^ k)[:values.size]):
+            raise NotYet("each thread's partner is i ^ j, given as partner: i ^ k pairs it across the whole sequence "
+                         "being merged at every step")
         direction = _wrong_direction(code, values, got)
         if direction:
             raise NotYet(direction)

@@ -23,6 +23,7 @@ _COSINE = "return gram / (norms[:, None] * norms[None, :])"
 _READ = "const float a = values[i], b = values[partner];"
 _BIN = "min((int)(image[i] * bins), bins - 1)"
 _DIRECTION = "const bool ascending = (i & k) == 0;"
+_ZEROED = "for (int b = threadIdx.x; b < bins; b += blockDim.x) block_counts[b] = 0;"
 
 SYNTHESIS_CASES = [
     # --- dtypes, in place, a CPU's ticks: the mass
@@ -115,6 +116,50 @@ SYNTHESIS_CASES = [
          PASS, "privatised", "gpu", name="__fmul_rn on a GPU"),
     Case("synthesis 8", (_DIRECTION, "const bool ascending = __popc(i & k) == 0;"),
          PASS, "bitonic sort", "gpu", name="__popc on a GPU"),
+    # --- playtest 5: the histograms' offsets, the deciles sorted descending or rounded, the norms summed
+    Case("synthesis 3", ("(xp.arange(count) * bins)", "(xp.arange(1, count + 1) * bins)"), FAIL,
+         "the offsets are too large.*m \\* bins, from 0", name="offsets from 1"),
+    Case("synthesis 3", ("(xp.arange(count) * bins)", "(xp.arange(count) * count)"), FAIL, "image x images, not image x bins",
+         name="offsets image x count"),
+    Case("synthesis 3", ("(xp.arange(count) * bins)[:, None, None]", "xp.arange(0, count * bins, bins).reshape(-1, 1, 1)"),
+         PASS, "histograms", name="offsets by arange's step"),
+    Case("synthesis 5", ("ordered = xp.sort(images.ravel())", "ordered = xp.sort(images.ravel())[::-1]"), FAIL,
+         "sorted in descending order", name="the values sorted descending"),
+    Case("synthesis 5", ("ordered = xp.sort(images.ravel())", "ordered = -xp.sort(-images.ravel())[::-1]"), PASS,
+         "binary search", name="ascending as the negated values sorted, reversed"),
+    Case("synthesis 5", ("edges = ordered[xp.asarray(index)]", "edges = ordered[xp.asarray(index)].astype(np.float16)"),
+         FAIL, "edges are float16, which rounds them", name="float16 edges"),
+    Case("synthesis 6", (_COSINE, "return gram / (norms[:, None] + norms[None, :])"), FAIL, "sum of the two norms",
+         name="divided by the sum of the norms"),
+    Case("synthesis 6", (_COSINE, "return gram / xp.outer(norms, norms)"), PASS, "similarity", name="xp.outer of the norms"),
+    # --- playtest 5: the spot mass kernel's identity a name, its threshold a number
+    Case("synthesis 2", ('identity = "0"', 'identity = "threshold"'), FAIL, "identity is the constant a sum starts from, 0",
+         name="identity = threshold"),
+    Case("synthesis 2", ('identity = "0"', 'identity = "(type_reduce) 0.0"'), PASS, "spot mass kernel: right",
+         name="identity cast to type_reduce"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > 0.1 ? v : 0.0"'), FAIL, "use threshold, the argument",
+         name="0.1 written in map_expr"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"(v > threshold) * v"'), PASS, "spot mass kernel: right",
+         name="(v > threshold) * v"),
+    # --- playtest 5: past the shared array, its size fixed, each cell counted twice
+    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "b <= bins")), FAIL, "sets an entry past the block.s histogram to 0.*b < bins",
+         "cpu", name="the zeroing loop to b <= bins"),
+    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "bins > b")), PASS, "privatised", "cpu",
+         name="the zeroing loop's bound as bins > b"),
+    Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "__shared__ unsigned int block_counts[64];"),
+         FAIL, "block_counts\\[64\\] has 64 entries.*bins = 100.*extern __shared__", name="block_counts[64], a fixed size"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd(&block_counts[bin], 1u); atomicAdd(&image_counts[bin], 1u);"),
+         FAIL, "each cell is counted twice", "cpu", name="each cell added to shared and to global memory"),
+    Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;", "values[i] = atomicExch(&values[partner], a);"), PASS,
+         "bitonic sort", "cpu", name="the exchange by atomicExch"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const unsigned int other = i ^ k;\n    if (other > i && other < n) {\n"
+                         "        const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[other];\n"
+                         "        if ((a > b) == ascending) { values[i] = b; values[other] = a; }\n    }\n"), FAIL,
+         "partner is i \\^ j, given as partner", name="the partner i ^ k"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const unsigned int other = i ^ j;\n    if (other > i) {\n"
+                         "        const bool ascending = (i & k) == 0;\n        const float a = values[i], b = values[other];\n"
+                         "        if ((a > b) == ascending) { values[i] = b; values[other] = a; }\n    }\n"), PASS,
+         "bitonic sort", name="a partner of its own, i ^ j"),
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
          name="a __syncthreads() under if (partner > i)"),

@@ -26,7 +26,7 @@ from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, 
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, same_program
+from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, over_devices, same_program
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -107,6 +107,7 @@ def _laplacian_mistakes(a: np.ndarray):
            "a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in float64 "
            "(cumsum(..., dtype=np.float64)), or sum the nine slices")
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
+    yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
     for eight in (8, counts - 1):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
                "an edge, 4 in a corner), the cell's own value counted")
@@ -164,6 +165,7 @@ def _step_mistakes(u, v, p, writes: str = "return"):
     rates = ((right[0] - u) / p.dt, (right[1] - v) / p.dt)
     yield (u + p.dt * rates[1], v + p.dt * rates[0]), "du and dv are swapped: u + p.dt * du, v + p.dt * dv"
     yield (right[0], v + p.dt * rates[0]), "V's update adds du: v + p.dt * dv"
+    yield (right[0] - p.dt * p.feed * (1 - u) ** 2, right[1]), "U's feed term is p.feed * (1 - u), not times u"
     yield (u + p.dt * rates[1], right[1]), "U's update adds dv: u + p.dt * du"
     for times, what in ((0.5, "half a dt"), (2, "two dt"), (p.dt, "dt twice (p.dt * p.dt), one p.dt belongs")):
         yield reference_step(u, v, p.replace(dt=p.dt * times)), f"the step is {what}: u + p.dt * du, v + p.dt * dv"
@@ -176,14 +178,16 @@ _DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the
 
 
 def _state_mistakes(rows, cols, steps, task: bool = False):
-    """(u, v) of a time loop that runs one step too few or too many, returns the start state, or
-    uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
+    """(u, v) of a time loop that runs one step too few or too many, returns the start state, starts
+    from U and V swapped or uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
     yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
                                                 "u, v = step(u, v, p) in one assignment")
     each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
     yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
+    yield _run_from(*initial_state(rows, cols, np.float64)[::-1], steps), ("it is the run from U and V swapped: the "
+                                                                           "loop starts from (u, v), in that order")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
     call = "model.reference_step(a, b, p)" if task else "step(u, v, p)"
@@ -202,6 +206,13 @@ def _run_otherwise(rows: int, cols: int, steps: int, swapped: bool = False, star
     u, v = initial_state(rows, cols, np.float64) if start is None else start
     for _ in range(steps):
         u, v = reference_step(*((v, u) if swapped else (u, v)), PARAMS)
+    return u, v
+
+
+def _run_from(u, v, steps: int):
+    """(u, v) after `steps` steps of the checker's parameters from the state given."""
+    for _ in range(steps):
+        u, v = reference_step(u, v, PARAMS)
     return u, v
 
 
@@ -275,6 +286,12 @@ def _truncates(student, a: np.ndarray, device_type, to_device) -> bool:
                (reference_laplacian(whole), _window_sum(whole, "constant") - window_counts(*grid.shape) * grid))
 
 
+#: The nine slices stacked, (9, rows, cols), summed over a slice's axis: (9, cols) or (9, rows) meets the grid.
+_STACK_SUMMED = (((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(9,\s*\d+\)",
+                  "{what} combines arrays of shapes {shapes}: the stack of the nine slices summed over a slice's axis. "
+                  "They are stacked on axis 0, (9, rows, cols): .sum(axis=0)"),)
+
+
 def laplacian(student, device_type: type | None = None, to_device=lambda a: a, uses: str | None = None) -> None:
     """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
     the grid left out. `uses="convolve"`: the exercise is the Laplacian as a convolution, which
@@ -285,8 +302,8 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
         a = rng.random(_grid(rng), dtype=np.float32)
         want = reference_laplacian(a.astype(np.float64))
         passed = to_device(a.copy())
-        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", cells=a.size), "your Laplacian",
-                        device_type)
+        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", _STACK_SUMMED, a.size),
+                        "your Laplacian", device_type)
         try:
             compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
         except NotYet:
@@ -570,7 +587,8 @@ def _batch(student, device_type, base: Parameters) -> None:
             if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
                    if hasattr(out, "aval")):  # every combination computed, then some of them kept
                 raise NotYet(_COMBINATIONS)
-            raise NotYet("your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
+            raise NotYet(over_devices(few) or
+                         "your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
     got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
                     "your batch", device_type)

@@ -1,7 +1,7 @@
 """A student's CUDA C kernel run on the CPU, to check its values where there is no GPU.
 
 The course's kernels are small: one function of plain C, with CUDA's thread indices, shared
-memory, `__syncthreads()` and `atomicAdd`. Compiled as C++ with a prelude that gives those names
+memory, `__syncthreads()` and CUDA's atomics. Compiled as C++ with a prelude that gives those names
 their meaning on the CPU, a kernel runs block after block; within a block its threads run either
 one after another (in order, or in reverse order: a kernel whose result depends on the order has a
 race) or as threads of their own that wait for each other at `__syncthreads()` (a barrier that
@@ -9,7 +9,8 @@ not every thread reaches then never opens: the program is stopped after `timeout
 
 The program runs in a child process: a wild pointer costs that process, never the notebook's.
 Each array sits between two guard zones filled with a value of its own; a kernel that writes into
-them wrote outside its array. Without a C++ compiler (`compiler()` is None), nothing here runs and
+them wrote outside its array. So does one that changes shared memory past the launch's dynamic size
+(`dynamic_shared_bytes`, which a checker's `main` sets as CUDA's `shared_mem`). Without a C++ compiler (`compiler()` is None), nothing here runs and
 the checkers say "not checked".
 """
 
@@ -49,12 +50,42 @@ static inline void __syncthreads() {
     pthread_barrier_wait(&block_barrier);
 }
 static unsigned char shared_arena[48 * 1024];
+// The dynamic shared memory a launch gives (CUDA's shared_mem argument): a block that changes a byte
+// past it wrote outside its extern __shared__ array (on a GPU that passes unseen, or faults).
+static size_t dynamic_shared_bytes = sizeof shared_arena;
+static void check_shared_bounds() {
+    for (size_t b = dynamic_shared_bytes; b < sizeof shared_arena; ++b)
+        if (shared_arena[b] != 7) {
+            unsigned int word;
+            memcpy(&word, shared_arena + b / 4 * 4, 4);
+            fprintf(stderr, "past shared memory: it wrote %u at byte %zu of the block's shared memory, which holds %zu bytes\n",
+                    word, b / 4 * 4, dynamic_shared_bytes);
+            exit(5);
+        }
+}
 template <class T, class V> static inline T atomicAdd(T* p, V v) { return __atomic_fetch_add(p, (T) v, __ATOMIC_SEQ_CST); }
-template <class V> static inline float atomicAdd(float* p, V v) {
-    float old = *p, want;
-    do { want = old + (float) v; } while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
+template <class T, class F> static inline T atomic_update(T* p, F f) {  // *p = f(*p) atomically; the old value
+    T old = *p, want;
+    do { want = f(old); } while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
     return old;
 }
+template <class V> static inline float atomicAdd(float* p, V v) { return atomic_update(p, [&](float o) { return o + (float) v; }); }
+template <class T, class V> static inline T atomicSub(T* p, V v) { return __atomic_fetch_sub(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicAnd(T* p, V v) { return __atomic_fetch_and(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicOr(T* p, V v) { return __atomic_fetch_or(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicXor(T* p, V v) { return __atomic_fetch_xor(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicExch(T* p, V v) {
+    T want = (T) v, old;
+    __atomic_exchange(p, &want, &old, __ATOMIC_SEQ_CST);
+    return old;
+}
+template <class T, class C, class V> static inline T atomicCAS(T* p, C compare, V v) {
+    T expected = (T) compare, want = (T) v;
+    __atomic_compare_exchange(p, &expected, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+    return expected;
+}
+template <class T, class V> static inline T atomicMin(T* p, V v) { return atomic_update(p, [&](T o) { return (T) v < o ? (T) v : o; }); }
+template <class T, class V> static inline T atomicMax(T* p, V v) { return atomic_update(p, [&](T o) { return o < (T) v ? (T) v : o; }); }
 // CUDA's float conversions that name their rounding (rd down, ru up, rn to nearest even, rz toward 0).
 static inline int __float2int_rd(float x) { return (int) floorf(x); }
 static inline int __float2int_ru(float x) { return (int) ceilf(x); }
@@ -113,6 +144,7 @@ template <class F> static void launch(dim3 grid, dim3 block, bool own_threads, b
                 kernel();
             }
         }
+        check_shared_bounds();
     }
 }
 """
@@ -262,5 +294,11 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_
                        "thread passes), or a loop that never ends" if re.search(r"__syncthreads\s*\(", kernel) else
                        "a loop that never ends (its variable never changes, or its condition never turns false)")
             raise NotYet(f"your kernel never finished (run on the CPU): {loop or barrier}") from None
+        if str(err).startswith(_PAST_SHARED):
+            raise NotYet(f"your kernel writes past its shared memory array (run on the CPU, it{str(err)[len(_PAST_SHARED):]}): "
+                         "keep every index below the array's size") from None
         raise NotYet(f"your kernel reads or writes outside its arrays (run on the CPU: {err}): keep every index "
                      "inside its array") from None
+
+
+_PAST_SHARED = "past shared memory: it"  # the start of PRELUDE's line on a write past the dynamic shared memory

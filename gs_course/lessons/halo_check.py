@@ -172,9 +172,9 @@ def halo_exchange(student) -> None:
         spec = PartitionSpec(AXIS)
         program = jax.jit(jax.shard_map(each_band, mesh=mesh, in_specs=spec, out_specs=(spec, spec)))
         jaxpr = _jaxpr(jax, program, (grid,), "your exchange", _EXCHANGE_ERRORS)
-        twice = permutation_mistake(jaxpr)  # XLA refuses it only when it compiles, with its own traceback
-        if twice:
-            raise NotYet(twice)
+        pairs = permutation_mistake(jaxpr, bands)  # XLA refuses it only when it compiles, with its own traceback
+        if pairs:
+            raise NotYet(pairs)
         sends = any(eqn.primitive.name == "ppermute" for eqn in _equations(jaxpr.jaxpr))
         got = dict(zip(("above", "below"), (_to_numpy(rows, "your rows", None) for rows in program(grid))))
         mistakes = _exchange_mistakes(grid, got, bands)

@@ -1,6 +1,7 @@
 """The values common mistakes of the JAX tutorial's images and batch exercises give, and what each
 is: an image after another number of steps than nbextrastep, pairs that all ran with the first
-feed or kill (in_axes=None for one of them), a pair's run one step short or long."""
+feed or kill (in_axes=None for one of them) or F and k rounded to float16, a pair's run one step
+short or long."""
 
 from __future__ import annotations
 
@@ -33,6 +34,9 @@ def batch_mistakes(rows: int, cols: int, steps: int, base: Parameters, feeds, ki
                    "arrays together, jax.vmap(one_pair) with in_axes=0 for both (in_axes=None hands every pair the "
                    "same value)")
     p = base.replace(feed=float(feeds[i]), kill=float(kills[i]))
+    rounded = base.replace(feed=float(np.float16(feeds[i])), kill=float(np.float16(kills[i])))
+    yield (reference_run(rows, cols, steps, rounded)[1],
+           "it is the run with F and k rounded to float16: keep the feeds and kills float32, jnp.asarray(feeds)")
     yield (reference_run(rows, cols, steps - 1, p)[1],
            "it is V one step too early: run all the steps, lax.fori_loop(0, steps, ...)")
     yield (reference_run(rows, cols, steps + 1, p)[1],

@@ -18,6 +18,11 @@ BODY_ARGUMENTS = (
      "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
      "as body(i, carry), the carry (u, v) one tuple, and the body returns the new carry; lax.scan calls it as "
      "body(carry, x) and takes back (carry, y)"),
+    (TypeError, r"scan body function carry input and carry output must have the same pytree structure[\s\S]*input carry "
+                r"\w+ is a <class 'tuple'> but the corresponding component of the carry output is a <class '[\w.]*Array",
+     "{what}: lax.scan's body returns a pair (carry, y), here ((u, v), v): the new carry, then the image"),
+    (TypeError, r"after \* must be an iterable, not NoneType",
+     "{what}: lax.scan calls its body as body(carry, x), the carry (u, v) first, then x (None without xs)"),
 )
 
 
@@ -75,6 +80,16 @@ def check_loops(program, what: str) -> None:
         raise NotYet(hint)
 
 
+def over_devices(program) -> str | None:
+    """The hint for a batch mapped by jax.pmap (traced as a shard_map over pmap's own mesh axis): one
+    pair a device, where the exercise runs every pair at once on one device."""
+    if any(eqn.primitive.name in ("xla_pmap", "pmap") or "_internal_pmap_axis_name" in str(eqn.params.get("mesh", ""))
+           for eqn in _equations(program.jaxpr)):
+        return ("jax.pmap maps over devices, one pair a device (and as many devices as pairs): the exercise is "
+                "jax.vmap(one_pair), every pair at once on one device, each operation on the whole batch")
+    return None
+
+
 def same_program(one, other) -> bool:
     """Whether two traced programs are the same (the text of their jaxprs, literals included): a
     function whose program does not change with an argument ignores it."""
@@ -113,12 +128,24 @@ def looped_program(program, what: str, more: tuple, longer: tuple, argument: tup
     return few
 
 
-def permutation_mistake(program) -> str | None:
-    """The hint for a `lax.ppermute` whose pairs name a device twice as a source or as a destination."""
+_PAIRS = "the pairs are (i, i + 1) down and (i + 1, i) up, for i in range(bands - 1)"
+
+
+def permutation_mistake(program, bands: int) -> str | None:
+    """The hint for a `lax.ppermute` whose pairs name a device that is not one of the `bands` (XLA
+    fails on it with a bare IndexError; JAX takes -1 for the last, which wraps around the grid), or
+    a device twice as a source or as a destination."""
     for eqn in _equations(program.jaxpr):
         if eqn.primitive.name != "ppermute":
             continue
         perm = [tuple(pair) for pair in eqn.params["perm"]]
+        devices = sorted({d for pair in perm for d in pair})
+        if devices[0] < 0:
+            return (f"your pairs {perm} name device {devices[0]}, which JAX takes for the last band (around the grid's "
+                    f"edge): there is no band above band 0, so {_PAIRS}")
+        if devices[-1] >= bands:
+            return (f"your pairs {perm} name device {devices[-1]}, but the {bands} bands are devices 0 to {bands - 1}: "
+                    f"there is no band {devices[-1]}, so {_PAIRS}")
         for index, role in ((0, "source"), (1, "destination")):
             devices = [pair[index] for pair in perm]
             twice = sorted({d for d in devices if devices.count(d) > 1})

@@ -135,9 +135,14 @@ _SPOT_MAIN = r"""
 """
 
 
-def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np.ndarray) -> np.ndarray:
+#: A second threshold the spot mass kernel runs with: a number written in map_expr ignores it.
+_OTHER_THRESHOLD = 0.25
+
+
+def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np.ndarray) -> list[np.ndarray]:
     """What the ReductionKernel gives, as CuPy reduces: each of several partial sums starts from the
-    identity, cells mapped and reduced into them, then the partial sums reduced together."""
+    identity, cells mapped and reduced into them, then the partial sums reduced together; with the
+    threshold SPOT_THRESHOLD, then _OTHER_THRESHOLD."""
     kernel = ("typedef double type_reduce;\n"
               f"static inline type_reduce map_cell(float v, float threshold) {{ return ({map_expr}); }}\n"
               f"static inline type_reduce reduce_pair(type_reduce a, type_reduce b) {{ return ({reduce_expr}); }}\n")
@@ -145,7 +150,8 @@ def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np
             .replace("PARTIALS", "8").replace("IDENTITY", identity))
     arrays = {"images": images, "threshold": np.array([analysis.SPOT_THRESHOLD], np.float32),
               "mass": np.zeros(len(images))}
-    return cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})])[0]["mass"]
+    runs = [({"threshold": np.array([t], np.float32)}, {}) for t in (analysis.SPOT_THRESHOLD, _OTHER_THRESHOLD)]
+    return [run["mass"] for run in cuda_on_cpu.run_checked(kernel, arrays, main, runs)]
 
 
 def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
@@ -156,6 +162,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
                      "v > threshold ? v : 0")
+    if names := set(re.findall(r"\b[A-Za-z_]\w*", identity)) - {"type_reduce", "float", "double", "int", "unsigned"}:
+        raise NotYet(f"identity is the constant a sum starts from, 0: not {sorted(names)[0]}, which is no constant")
     as_text = [
         ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
                                       "v > threshold, else to 0"),
@@ -173,14 +181,18 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if cupy is not None:
         with _gpu_errors_as_hints(cupy):
             kernel = analysis.spot_mass_kernel(cupy, map_expr, reduce_expr, identity)
-            got = kernel(cupy.asarray(images), cupy.asarray(threshold), axis=(1, 2)).get()
+            got, other = (kernel(cupy.asarray(images), cupy.asarray(np.float32(t)), axis=(1, 2)).get()
+                          for t in (threshold, _OTHER_THRESHOLD))
     elif cuda_on_cpu.compiler() is not None:
-        got = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
+        got, other = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
     else:
         return _not_checked("your ReductionKernel", as_text)
-    want = analysis.spot_mass(images)
+    want, spots = analysis.spot_mass(images), np.where(images > threshold, images, 0)
+    if close(other, got) and not close(other, analysis.spot_mass(images, _OTHER_THRESHOLD)) and not any(
+            close(got, same) for same in (analysis.mass(images), spots.max(axis=(1, 2)))):  # the same either way
+        raise NotYet(f"with threshold = {_OTHER_THRESHOLD} your kernel gives what it gives with {threshold:g}: use "
+                     "threshold, the argument, not a number of your own (v > threshold ? v : 0)")
     if not close(got, want):
-        spots = np.where(images > threshold, images, 0)
         if close(got, analysis.mass(images)):
             raise NotYet("that is the mass of every cell: map each cell to v where v > threshold, else to 0")
         if close(got, np.where(images >= threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
@@ -232,7 +244,8 @@ def _trial_histogram(body: str) -> None:
 
 def _histograms_on_cpu(body: str, images: np.ndarray) -> np.ndarray:
     """The kernel's counts on the CPU: _CPU_BLOCKS blocks of 32 threads an image, each thread of its own."""
-    main = (f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
+    main = (f"    dynamic_shared_bytes = {analysis.BINS} * 4;  // launch_histograms' shared_mem, bins * 4\n"
+            f"    launch(dim3({_CPU_BLOCKS}, {len(images)}), dim3({_CPU_THREADS}), true, false, [&] "
             f"{{ histograms(images, {images[0].size}, {analysis.BINS}, counts); }});")
     arrays = {"images": images, "counts": np.zeros((len(images), analysis.BINS), np.uint32)}
     kernel = analysis.HISTOGRAM_KERNEL.replace("BODY", body)
@@ -374,6 +387,20 @@ def _thread_own_array(body: str) -> str | None:
     return None
 
 
+_TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
+
+
+def _fixed_size_shared(body: str) -> str | None:
+    """The hint of a __shared__ array of a size written in the code: bins is the kernel's argument."""
+    for statement in re.split(r"[;{}]", body):
+        found = re.search(r"__shared__[^\[]*?(\w+)\s*\[\s*([^\]\s][^\]]*?)\s*\]", statement)
+        if found and not re.search(r"\bextern\b", statement):
+            return (f"{found[1]}[{found[2]}] has {found[2]} entries whatever bins is (with bins = 100 the counts run past "
+                    f"it): bins is an argument, so declare extern __shared__ unsigned int {found[1]}[]; sized at launch "
+                    "(bins * 4 bytes)")
+    return None
+
+
 def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
@@ -401,6 +428,8 @@ def histogram_kernel(body: str):
                      f"int {own}[];), one for the block's threads to count into")
     if barrier := _DIVERGENT if divergent_barrier(body) else _missing_barrier(body):  # read from the code
         raise NotYet(barrier)
+    if fixed := _fixed_size_shared(body):
+        raise NotYet(fixed)
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
         images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
@@ -421,11 +450,20 @@ def histogram_kernel(body: str):
             got, blocks, threads = _histograms_on_cpu(body, images), _CPU_BLOCKS, _CPU_THREADS
         except cuda_on_cpu.NotOnCpu as err:
             return _not_checked("your histogram kernel", as_text, str(err))
+        except NotYet as err:
+            if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
+                raise NotYet(_TOP_EDGE if past[1] != "0" else  # a count into bin `bins`, else a 0 there
+                             "your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 bytes "
+                             "at launch; run on the CPU): its indices go from 0 to bins - 1, b < bins") from None
+            raise
     want = analysis.histograms(images)
     cells = images[0].size
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
+    if np.array_equal(got, 2 * want):
+        raise NotYet("each cell is counted twice, into global memory and into the block's histogram: in the loop over "
+                     "the cells count into shared memory only, then add the block's histogram to global memory once")
     if added_again := _bins_added_again(got, want, threads, body):
         raise NotYet(added_again)
     for counts, hint in _thread_loops(images, blocks, threads):
@@ -435,8 +473,7 @@ def histogram_kernel(body: str):
         raise NotYet(left_out)
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got, want - np.outer(tops, np.arange(analysis.BINS) == analysis.BINS - 1)) and tops.any():
-        raise NotYet("the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, "
-                     "min((int)(v * bins), bins - 1)")
+        raise NotYet(_TOP_EDGE)
     if np.any(got.sum(axis=1) > cells):
         raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
                      "there; set it to 0, then __syncthreads(), before counting")
