@@ -27,6 +27,7 @@ from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
 from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, over_devices, same_program
+from .laplacian_mistakes import BORDER_MISTAKES, INTEGER_HINT, STENCIL_MISTAKES, laplacian_mistakes, window_of
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -34,96 +35,6 @@ from ..parameters import Parameters
 
 
 # The mistakes the checkers recognise, as the values they give (float64, like the reference).
-
-def _window_sum(a: np.ndarray, mode: str, size: int = 3) -> np.ndarray:
-    rows, cols = a.shape
-    padded = np.pad(a, size // 2, mode=mode)
-    return sum(padded[i : i + rows, j : j + cols] for i in range(size) for j in range(size))
-
-
-#: Laplacians with the border handled otherwise than the model, and what each is.
-_BORDER_MISTAKES = (
-    (lambda a: _window_sum(a, "constant") - 9 * a,
-     "cells at the border have fewer neighbours: subtract each cell's own window count (model.window_counts: "
-     "9 inside, 6 on an edge, 4 in a corner), not 9"),
-    *((lambda a, mode=mode, counted=counted: _window_sum(a, mode) - (window_counts(*a.shape) if counted else 9) * a,
-       hint) for mode, hint in (("wrap", "neighbours outside the grid are wrapped around from the other side "
-                                         "(np.roll?): leave them out of the sum"),
-                                ("edge", "neighbours outside the grid are copied from the edge: leave them out "
-                                         "of the sum"))
-      for counted in (False, True)),
-)
-
-
-def _nearest_four(a: np.ndarray) -> np.ndarray:
-    """The sum of each cell's four nearest neighbours (no diagonals), those outside the grid left out."""
-    padded = np.pad(a, 1)
-    return padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
-
-
-_FIVE_POINT = ("it is the five-point stencil (the four nearest neighbours): the model sums over the 3 x 3 "
-               "window, all eight neighbours, the diagonals included")
-
-
-def _rolled_four(a: np.ndarray) -> np.ndarray:
-    """The sum of each cell's four nearest neighbours, wrapped around at the border (np.roll)."""
-    return sum(np.roll(a, shift, axis) for shift in (1, -1) for axis in (0, 1))
-
-
-#: Laplacians of another stencil than the 3 x 3 window (the border left out, as the model's), and what each is.
-_STENCIL_MISTAKES = (
-    *((lambda a, c=c: _nearest_four(a) - c(a) * a, _FIVE_POINT)  # each cell's own count of neighbours, or 4
-      for c in (lambda a: _nearest_four(np.ones_like(a)), lambda a: 4)),
-    (lambda a: _nearest_four(a) + a - window_counts(*a.shape) * a,
-     "the window is the five-point cross (the cell and its four nearest neighbours): the model's is the 3 x 3 "
-     "window, all nine cells, the diagonals included"),
-    (lambda a: _rolled_four(a) - 4 * a,
-     "it is the five-point stencil (the four nearest neighbours) and np.roll wraps around the border: the model "
-     "sums over the 3 x 3 window, all eight neighbours, those outside the grid left out"),
-    *((lambda a, c=c: _window_sum(a, "constant", 5) - c(a) * a,
-       "the window is 5 x 5: the model's is 3 x 3 (cnp.ones((3, 3)), offsets range(3))")
-      for c in (lambda a: window_counts(*a.shape), lambda a: _window_sum(np.ones_like(a), "constant", 5),
-                lambda a: 25)),
-)
-
-_INTEGER = ("an integer array truncates the values (between 0 and 1) to 0 (astype(int), an int dtype): keep the "
-            "arrays float32")
-
-
-def _laplacian_mistakes(a: np.ndarray):
-    yield from ((wrong(a), hint) for wrong, hint in (*_BORDER_MISTAKES, *_STENCIL_MISTAKES))
-    window_sum, counts = _window_sum(a, "constant"), window_counts(*a.shape)
-    yield window_sum, "it is the window sum: subtract counts * a (each cell's count times its value)"
-    yield window_sum / counts - a, "it is the window's mean minus a (window_sum / counts): window_sum - counts * a"
-    rows, cols = a.shape
-    one = np.pad(a, 1)
-    yield (sum(one[i : i + rows, j : j + cols] for i in (0, 2) for j in (0, 2)) - counts * a,
-           "the window sums its four corners only (offsets 0 and 2): the 3 x 3 window's offsets are range(3) both ways")
-    for first in (0, 1):
-        yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
-               "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
-    table = np.pad(a.astype(np.float32), ((2, 1), (2, 1))).cumsum(0).cumsum(1)
-    yield (table[3:, 3:] - table[:-3, 3:] - table[3:, :-3] + table[:-3, :-3] - counts * a,
-           "a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in float64 "
-           "(cumsum(..., dtype=np.float64)), or sum the nine slices")
-    yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
-    yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
-    for eight in (8, counts - 1):
-        yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
-               "an edge, 4 in a corner), the cell's own value counted")
-    yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
-    rows, cols = a.shape
-    counted = window_counts(rows, cols) * a
-    one = np.pad(a, 1)
-    yield (sum(one[i : i + rows, j : j + cols] for i in range(2) for j in range(2)) - counted,
-           "the window is 2 x 2 (range(2)): the 3 x 3 window's offsets are range(3) in both directions")
-    wide = np.pad(a, 2)
-    yield (sum(wide[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counted,
-           "the grid is padded by 2, which shifts the window by a cell: pad by 1, pad(a, 1)")
-    yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
-           "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
-           "window around each cell; convolve the 2-D grid with the 2-D window")
-
 
 #: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
 _SWAPPED = {
@@ -154,9 +65,9 @@ def _step_mistakes(u, v, p, writes: str = "return"):
                f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
     yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
     yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
-    for wrong, hint in _BORDER_MISTAKES:
+    for wrong, hint in BORDER_MISTAKES:
         yield slipped_step(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
-    for wrong, hint in _STENCIL_MISTAKES:
+    for wrong, hint in STENCIL_MISTAKES:
         yield slipped_step(u, v, p, laplacian=wrong), hint
     lv = reference_laplacian(v)
     yield ((right[0], v + p.dt * (p.dv * lv + right[0] * v * v - (p.feed + p.kill) * v)),
@@ -283,7 +194,7 @@ def _truncates(student, a: np.ndarray, device_type, to_device) -> bool:
                     device_type)
     whole = np.trunc(grid.astype(np.float64))
     return any(_close(got.astype(np.float64), wrong, 1e-3) for wrong in
-               (reference_laplacian(whole), _window_sum(whole, "constant") - window_counts(*grid.shape) * grid))
+               (reference_laplacian(whole), window_of(whole, "constant") - window_counts(*grid.shape) * grid))
 
 
 #: The nine slices stacked, (9, rows, cols), summed over a slice's axis: (9, cols) or (9, rows) meets the grid.
@@ -305,13 +216,13 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
         got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", _STACK_SUMMED, a.size),
                         "your Laplacian", device_type)
         try:
-            compare(got, want.astype(np.float32), "your Laplacian", 1e-5, _laplacian_mistakes(a.astype(np.float64)))
+            compare(got, want.astype(np.float32), "your Laplacian", 1e-5, laplacian_mistakes(a.astype(np.float64)))
         except NotYet:
             truncates = False
             with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers
                 truncates = _truncates(student, a, device_type, to_device)
             if truncates:
-                raise NotYet(f"your Laplacian is off: {_INTEGER}") from None
+                raise NotYet(f"your Laplacian is off: {INTEGER_HINT}") from None
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")

@@ -1,0 +1,99 @@
+"""The Laplacians the checkers recognise as a mistake, each as the values it gives (float64, like
+the reference) with the one line that names it: the border, the stencil, the window, the counts,
+the sign. The step and time-loop checkers build on them (`check_model`)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..model import laplacian as reference_laplacian, window_counts
+
+
+def window_of(a: np.ndarray, mode: str, size: int = 3) -> np.ndarray:
+    rows, cols = a.shape
+    padded = np.pad(a, size // 2, mode=mode)
+    return sum(padded[i : i + rows, j : j + cols] for i in range(size) for j in range(size))
+
+
+#: Laplacians with the border handled otherwise than the model, and what each is.
+BORDER_MISTAKES = (
+    (lambda a: window_of(a, "constant") - 9 * a,
+     "cells at the border have fewer neighbours: subtract each cell's own window count (model.window_counts: "
+     "9 inside, 6 on an edge, 4 in a corner), not 9"),
+    *((lambda a, mode=mode, counted=counted: window_of(a, mode) - (window_counts(*a.shape) if counted else 9) * a,
+       hint) for mode, hint in (("wrap", "neighbours outside the grid are wrapped around from the other side "
+                                         "(np.roll?): leave them out of the sum"),
+                                ("edge", "neighbours outside the grid are copied from the edge: leave them out "
+                                         "of the sum"))
+      for counted in (False, True)),
+)
+
+
+def _nearest_four(a: np.ndarray) -> np.ndarray:
+    """The sum of each cell's four nearest neighbours (no diagonals), those outside the grid left out."""
+    padded = np.pad(a, 1)
+    return padded[:-2, 1:-1] + padded[2:, 1:-1] + padded[1:-1, :-2] + padded[1:-1, 2:]
+
+
+_FIVE_POINT = ("it is the five-point stencil (the four nearest neighbours): the model sums over the 3 x 3 "
+               "window, all eight neighbours, the diagonals included")
+
+
+def _rolled_four(a: np.ndarray) -> np.ndarray:
+    """The sum of each cell's four nearest neighbours, wrapped around at the border (np.roll)."""
+    return sum(np.roll(a, shift, axis) for shift in (1, -1) for axis in (0, 1))
+
+
+#: Laplacians of another stencil than the 3 x 3 window (the border left out, as the model's), and what each is.
+STENCIL_MISTAKES = (
+    *((lambda a, c=c: _nearest_four(a) - c(a) * a, _FIVE_POINT)  # each cell's own count of neighbours, or 4
+      for c in (lambda a: _nearest_four(np.ones_like(a)), lambda a: 4)),
+    (lambda a: _nearest_four(a) + a - window_counts(*a.shape) * a,
+     "the window is the five-point cross (the cell and its four nearest neighbours): the model's is the 3 x 3 "
+     "window, all nine cells, the diagonals included"),
+    (lambda a: _rolled_four(a) - 4 * a,
+     "it is the five-point stencil (the four nearest neighbours) and np.roll wraps around the border: the model "
+     "sums over the 3 x 3 window, all eight neighbours, those outside the grid left out"),
+    *((lambda a, c=c: window_of(a, "constant", 5) - c(a) * a,
+       "the window is 5 x 5: the model's is 3 x 3 (cnp.ones((3, 3)), offsets range(3))")
+      for c in (lambda a: window_counts(*a.shape), lambda a: window_of(np.ones_like(a), "constant", 5),
+                lambda a: 25)),
+)
+
+INTEGER_HINT = ("an integer array truncates the values (between 0 and 1) to 0 (astype(int), an int dtype): keep the "
+            "arrays float32")
+
+
+def laplacian_mistakes(a: np.ndarray):
+    yield from ((wrong(a), hint) for wrong, hint in (*BORDER_MISTAKES, *STENCIL_MISTAKES))
+    window_sum, counts = window_of(a, "constant"), window_counts(*a.shape)
+    yield window_sum, "it is the window sum: subtract counts * a (each cell's count times its value)"
+    yield window_sum / counts - a, "it is the window's mean minus a (window_sum / counts): window_sum - counts * a"
+    rows, cols = a.shape
+    one = np.pad(a, 1)
+    yield (sum(one[i : i + rows, j : j + cols] for i in (0, 2) for j in (0, 2)) - counts * a,
+           "the window sums its four corners only (offsets 0 and 2): the 3 x 3 window's offsets are range(3) both ways")
+    for first in (0, 1):
+        yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
+               "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
+    table = np.pad(a.astype(np.float32), ((2, 1), (2, 1))).cumsum(0).cumsum(1)
+    yield (table[3:, 3:] - table[:-3, 3:] - table[3:, :-3] + table[:-3, :-3] - counts * a,
+           "a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in float64 "
+           "(cumsum(..., dtype=np.float64)), or sum the nine slices")
+    yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
+    yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
+    for eight in (8, counts - 1):
+        yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
+               "an edge, 4 in a corner), the cell's own value counted")
+    yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+    rows, cols = a.shape
+    counted = window_counts(rows, cols) * a
+    one = np.pad(a, 1)
+    yield (sum(one[i : i + rows, j : j + cols] for i in range(2) for j in range(2)) - counted,
+           "the window is 2 x 2 (range(2)): the 3 x 3 window's offsets are range(3) in both directions")
+    wide = np.pad(a, 2)
+    yield (sum(wide[i : i + rows, j : j + cols] for i in range(3) for j in range(3)) - counted,
+           "the grid is padded by 2, which shifts the window by a cell: pad by 1, pad(a, 1)")
+    yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
+           "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
+           "window around each cell; convolve the 2-D grid with the 2-D window")
