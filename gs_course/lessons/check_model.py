@@ -26,7 +26,7 @@ from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, 
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import BODY_ARGUMENTS, check_loops, looped_program, over_devices, same_program
+from .jax_programs import BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, over_devices, same_program
 from .laplacian_mistakes import BORDER_MISTAKES, INTEGER_HINT, STENCIL_MISTAKES, laplacian_mistakes, window_of
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
@@ -482,6 +482,8 @@ def _batch(student, device_type, base: Parameters) -> None:
     kills = np.array([0.051, 0.06, 0.063], np.float32)
     rows, cols, steps = 33, 41, 60
     jax = _jax(device_type)
+    if jax is not None and names_pmap(student):
+        raise NotYet(PMAP)
 
     def program(pairs, steps):  # traced first, on few pairs and steps: XLA would take minutes to compile a loop
         return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",

@@ -80,13 +80,28 @@ def check_loops(program, what: str) -> None:
         raise NotYet(hint)
 
 
+PMAP = ("jax.pmap maps over devices, one pair a device (and as many devices as pairs): the exercise is "
+        "jax.vmap(one_pair), every pair at once on one device, each operation on the whole batch")
+
+
+def names_pmap(function) -> bool:
+    """Whether `function`, or a function defined in it, names pmap (jax.pmap, or pmap imported): read
+    before tracing, whose error depends on how many devices there are (none for as many as pairs)."""
+    codes = [function.__code__] if hasattr(function, "__code__") else []
+    while codes:
+        code = codes.pop()
+        if "pmap" in code.co_names:
+            return True
+        codes += [const for const in code.co_consts if hasattr(const, "co_names")]
+    return False
+
+
 def over_devices(program) -> str | None:
     """The hint for a batch mapped by jax.pmap (traced as a shard_map over pmap's own mesh axis): one
     pair a device, where the exercise runs every pair at once on one device."""
     if any(eqn.primitive.name in ("xla_pmap", "pmap") or "_internal_pmap_axis_name" in str(eqn.params.get("mesh", ""))
            for eqn in _equations(program.jaxpr)):
-        return ("jax.pmap maps over devices, one pair a device (and as many devices as pairs): the exercise is "
-                "jax.vmap(one_pair), every pair at once on one device, each operation on the whole batch")
+        return PMAP
     return None
 
 
