@@ -143,13 +143,13 @@ SYNTHESIS_CASES = [
          name="(v > threshold) * v"),
     # --- playtest 5: past the shared array, its size fixed, each cell counted twice
     Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "b <= bins")), FAIL, "sets an entry past the block.s histogram to 0.*b < bins",
-         "cpu", name="the zeroing loop to b <= bins"),
-    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "bins > b")), PASS, "privatised", "cpu",
+         name="the zeroing loop to b <= bins"),
+    Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "bins > b")), PASS, "privatised",
          name="the zeroing loop's bound as bins > b"),
     Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "__shared__ unsigned int block_counts[64];"),
          FAIL, "block_counts\\[64\\] has 64 entries.*bins = 100.*extern __shared__", name="block_counts[64], a fixed size"),
     Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd(&block_counts[bin], 1u); atomicAdd(&image_counts[bin], 1u);"),
-         FAIL, "each cell is counted twice", "cpu", name="each cell added to shared and to global memory"),
+         FAIL, "each cell is counted twice", name="each cell added to shared and to global memory"),
     Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;", "values[i] = atomicExch(&values[partner], a);"), PASS,
          "bitonic sort", "cpu", name="the exchange by atomicExch"),
     Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const unsigned int other = i ^ k;\n    if (other > i && other < n) {\n"

@@ -225,9 +225,12 @@ def _histograms_on_gpu(cupy, body: str, images: np.ndarray):
     trial_in_a_child("gs_course.lessons.kernel_check:_trial_histogram", body)
     with _gpu_errors_as_hints(cupy):
         kernel = analysis.histogram_kernel(cupy, body)
-        checked = analysis.histogram_kernel(cupy, _POISON_DYNAMIC + body)
+        checked = analysis.histogram_kernel(cupy, _POISON_DYNAMIC + body + _PAST_THE_END)
         _poison_shared_memory(cupy)  # a histogram never set to 0 then starts from what this leaves in shared memory
-        return analysis.launch_histograms(checked, cupy.asarray(images)).get().astype(np.int64), kernel
+        counts = analysis.launch_histograms(checked, cupy.asarray(images), spare=1).get().astype(np.int64)
+    if counts[-1]:
+        raise NotYet(_TOP_EDGE if counts[-1] == 2 else _ZEROED_PAST_THE_END)
+    return counts[:-1].reshape(len(images), analysis.BINS), kernel
 
 
 def _trial_histogram(body: str) -> None:
@@ -387,6 +390,8 @@ def _thread_own_array(body: str) -> str | None:
     return None
 
 
+_ZEROED_PAST_THE_END = ("your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 "
+                        "bytes at launch): its indices go from 0 to bins - 1, b < bins")
 _TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
 
 
@@ -452,9 +457,8 @@ def histogram_kernel(body: str):
             return _not_checked("your histogram kernel", as_text, str(err))
         except NotYet as err:
             if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
-                raise NotYet(_TOP_EDGE if past[1] != "0" else  # a count into bin `bins`, else a 0 there
-                             "your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 bytes "
-                             "at launch; run on the CPU): its indices go from 0 to bins - 1, b < bins") from None
+                # a count into bin `bins`, else a 0 there
+                raise NotYet(_TOP_EDGE if past[1] != "0" else _ZEROED_PAST_THE_END) from None
             raise
     want = analysis.histograms(images)
     cells = images[0].size
@@ -503,7 +507,18 @@ def histogram_kernel(body: str):
 _POISON_DYNAMIC = """
     { extern __shared__ unsigned int checker_poison[];
       for (int b = threadIdx.x; b < bins; b += blockDim.x) checker_poison[b] = 7u;
+      if (threadIdx.x == 0) checker_poison[bins] = 0xC0FFEEu;
       __syncthreads(); }
+"""
+
+#: Put after the student's body: the word past the histogram (launched with one spare, its value set
+#: by _POISON_DYNAMIC) changed says the body wrote past its end, into counts' spare entry: 1 for a
+#: value below the mark (a 0 set there, counts after it), 2 above (counted into without a 0, bin `bins`).
+#: On the GPU a write just past a shared array lands in the block's shared memory, without a fault.
+_PAST_THE_END = """
+    { extern __shared__ unsigned int checker_end[];
+      const unsigned int mark = checker_end[bins];
+      if (mark != 0xC0FFEEu) counts[gridDim.y * bins] = mark < 0xC0FFEEu ? 1u : 2u; }
 """
 
 
