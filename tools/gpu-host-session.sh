@@ -24,9 +24,9 @@
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
-#              check (instructor-check.json), classrooms of 12, 16, 20 held to its times alone
-#              (classroom.json, saved after each), the suite (the files that use cuPyNumeric, then
-#              the rest), the small-GPU rehearsals at 4 and 2 GB free
+#              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
+#              (classroom.json, saved after each), the small-GPU rehearsal at 4 GB free, the suite
+#              (the files that use cuPyNumeric, then the rest), the rehearsal at 2 GB free
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
 #              four cases of `bench` again at those defaults
@@ -73,6 +73,11 @@ suite() { # suite SECONDS [BACKENDS]: the test suite as a step, those backends r
        --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises tests'
 }
 
+small_gpu() { # small_gpu GB: the instructor check with GB of the GPU's memory left free
+  step 600 0 "small-gpu-${1}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$1" \
+    --out "$out/small-gpu-${1}gb" 3 2 1 4
+}
+
 wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has arrived and unpacked
   local deadline=$((SECONDS + $1))
   while [ ! -f /tmp/gpusite-cn/.done ] && [ $SECONDS -lt $deadline ]; do sleep 5; done
@@ -100,10 +105,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         --summary "$out/check/instructor-check.md" 3 2 1 4 ;;
     small)
       wait_for_cupynumeric 400
-      for free in 4 2; do
-        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$free" \
-          --out "$out/small-gpu-${free}gb" 3 2 1 4
-      done ;;
+      small_gpu 4
+      small_gpu 2 ;;
     classroom)
       wait_for_cupynumeric 400
       step "${CLASSROOM_S:-2400}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 1,4,8,12,16 \
@@ -126,23 +129,22 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
     final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness; then the
-      # instructor check (its times alone), classrooms of 12, 16, 20 held to them (each saved as it
-      # ends), the suite's files that use cuPyNumeric, the rest of the suite, the small-GPU
-      # rehearsals. A notebook is stopped after 150 s (a hang must not take the session's device time).
+      # instructor check (its times alone), classrooms of 16 and 24 held to them (each saved as it
+      # ends), the small-GPU rehearsal at 4 GB free, the suite's files that use cuPyNumeric, the rest
+      # of the suite, the rehearsal at 2 GB free: the session's device time ends it where it is.
+      # A notebook is stopped after 150 s (a hang must not take the session's device time).
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 12,16,20 --stagger 2 \
+      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 16,24 --stagger 2 \
         --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      small_gpu 4
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
       suite 420 numpy,jax,cupy
-      for free in 4 2; do
-        step 600 0 "small-gpu-${free}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$free" \
-          --out "$out/small-gpu-${free}gb" 3 2 1 4
-      done ;;
+      small_gpu 2 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
