@@ -255,7 +255,10 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
     with _their_errors((IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
                         "edge ({message}). Index it with two integer arrays, the rows first, then the columns: "
-                        "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)")):
+                        "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)"),
+                       (AttributeError, "'tuple' object has no attribute 'transpose'", "your coordinates: "
+                        "cupy.transpose takes one array, not the tuple of arrays xp.nonzero returns (NumPy's makes an "
+                        "array of it first, CuPy's does not): xp.argwhere(mask) gives one (row, col) per cell")):
         result = _called(student, (image,), threshold, to_device=to_device, what="image")
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")

@@ -57,11 +57,18 @@ def _has_barrier(body: str) -> bool:
     return re.search(r"__syncthreads\s*\(", body) is not None
 
 
+def _int_temporaries(body: str) -> str | None:
+    """The hint for values read into integer temporaries, which truncate them to 0 (they are in [0, 1))."""
+    if re.search(r"\b(?:int|unsigned|long|short|char|bool)\b[^;=]*\b\w+\s*=\s*values\s*\[", body):
+        return "the values are float: int temporaries truncate them (int a = values[i]); declare them float"
+    return None
+
+
 def _lost_hint(body: str) -> str:
     """Why an exchange run one thread after another lost a value, where the code shows it."""
     code = _spaceless(body)
-    if re.search(r"\b(?:int|unsigned|long|short|char|bool)\b[^;=]*\b\w+\s*=\s*values\s*\[", body):
-        return "the values are float: int temporaries truncate them (int a = values[i]); declare them float"
+    if truncated := _int_temporaries(body):
+        return truncated
     if not ("values[i]=" in code and "values[partner]=" in code):
         under_one = re.search(r"if\([^{;]*?(partner>=?i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\))", code)
         return ("values were lost: an exchange writes both values[i] and values[partner]" if under_one
@@ -180,7 +187,7 @@ def bitonic_step(body: str):
         if _lost(values, got):
             if reversed_order is not None:  # threads one after another: only the exchange itself loses a value
                 raise NotYet(_lost_hint(body))
-            raise NotYet("values were lost or duplicated: " + _bitonic_hint(code))
+            raise NotYet(_int_temporaries(body) or "values were lost or duplicated: " + _bitonic_hint(code))
         if reversed_order is not None and not np.array_equal(got, reversed_order):
             raise NotYet("the result depends on the order the threads run in (a race): " + _bitonic_hint(code))
         first = int(np.argmax(got[1:] < got[:-1]))

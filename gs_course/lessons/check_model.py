@@ -27,7 +27,8 @@ from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
 from .jax_programs import BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, over_devices, same_program
-from .laplacian_mistakes import BORDER_MISTAKES, INTEGER_HINT, STENCIL_MISTAKES, laplacian_mistakes, window_of
+from .laplacian_mistakes import (BORDER_MISTAKES, INTEGER_HINT, RUNNING_SUM_HINT, STENCIL_MISTAKES, laplacian_mistakes,
+                                 running_sum_probe, window_of)
 from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
@@ -197,6 +198,15 @@ def _truncates(student, a: np.ndarray, device_type, to_device) -> bool:
                (reference_laplacian(whole), window_of(whole, "constant") - window_counts(*grid.shape) * grid))
 
 
+def _rounds_a_running_sum(student, a: np.ndarray, device_type, to_device) -> bool:
+    """Whether `student`, off the reference by rounding only, sums a float32 running sum: on
+    running_sum_probe's grid it loses whole units away from the corner."""
+    grid, away = running_sum_probe(a.shape)
+    got = _to_numpy(_call(student, (to_device(grid.copy()),), device_type, "your Laplacian"), "your Laplacian",
+                    device_type)
+    return bool(np.abs(got[away] - reference_laplacian(grid.astype(np.float64))[away]).max() >= 1)
+
+
 #: The nine slices stacked, (9, rows, cols), summed over a slice's axis: (9, cols) or (9, rows) meets the grid.
 _STACK_SUMMED = (((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast).*\(9,\s*\d+\)",
                   "{what} combines arrays of shapes {shapes}: the stack of the nine slices summed over a slice's axis. "
@@ -217,12 +227,14 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
                         "your Laplacian", device_type)
         try:
             compare(got, want.astype(np.float32), "your Laplacian", 1e-5, laplacian_mistakes(a.astype(np.float64)))
-        except NotYet:
-            truncates = False
-            with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers
+        except NotYet as off:
+            truncates = running_sum = False
+            with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers or rounding
                 truncates = _truncates(student, a, device_type, to_device)
-            if truncates:
-                raise NotYet(f"your Laplacian is off: {INTEGER_HINT}") from None
+                running_sum = ("off the reference" in str(off) and np.abs(got - want).max() < 1e-2
+                               and _rounds_a_running_sum(student, a, device_type, to_device))
+            if truncates or running_sum:
+                raise NotYet(f"your Laplacian is off: {INTEGER_HINT if truncates else RUNNING_SUM_HINT}") from None
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")

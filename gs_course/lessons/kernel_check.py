@@ -123,12 +123,12 @@ _DIVERGENT = ("a __syncthreads() that only some threads of the block reach (unde
 
 _SPOT_MAIN = r"""
     for (int m = 0; m < IMAGES; ++m) {
-        type_reduce partial[PARTIALS];
+        _type_reduce partial[PARTIALS];
         for (int t = 0; t < PARTIALS; ++t) {
-            partial[t] = (type_reduce) (IDENTITY);
+            partial[t] = (_type_reduce) (IDENTITY);
             for (int c = t; c < CELLS; c += PARTIALS) partial[t] = reduce_pair(partial[t], map_cell(images[m * CELLS + c], threshold[0]));
         }
-        type_reduce total = partial[0];
+        _type_reduce total = partial[0];
         for (int t = 1; t < PARTIALS; ++t) total = reduce_pair(total, partial[t]);
         mass[m] = total;
     }
@@ -143,9 +143,9 @@ def _spot_mass_on_cpu(map_expr: str, reduce_expr: str, identity: str, images: np
     """What the ReductionKernel gives, as CuPy reduces: each of several partial sums starts from the
     identity, cells mapped and reduced into them, then the partial sums reduced together; with the
     threshold SPOT_THRESHOLD, then _OTHER_THRESHOLD."""
-    kernel = ("typedef double type_reduce;\n"
-              f"static inline type_reduce map_cell(float v, float threshold) {{ return ({map_expr}); }}\n"
-              f"static inline type_reduce reduce_pair(type_reduce a, type_reduce b) {{ return ({reduce_expr}); }}\n")
+    kernel = ("typedef double _type_reduce;\n"
+              f"static inline _type_reduce map_cell(float v, float threshold) {{ return ({map_expr}); }}\n"
+              f"static inline _type_reduce reduce_pair(_type_reduce a, _type_reduce b) {{ return ({reduce_expr}); }}\n")
     main = (_SPOT_MAIN.replace("IMAGES", str(len(images))).replace("CELLS", str(images[0].size))
             .replace("PARTIALS", "8").replace("IDENTITY", identity))
     arrays = {"images": images, "threshold": np.array([analysis.SPOT_THRESHOLD], np.float32),
@@ -162,7 +162,10 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
                      "v > threshold ? v : 0")
-    if names := set(re.findall(r"\b[A-Za-z_]\w*", identity)) - {"type_reduce", "float", "double", "int", "unsigned"}:
+    if re.search(r"(?<!_)\btype_reduce\b", identity):
+        raise NotYet("identity: CuPy's kernel names the reduction's type _type_reduce, not type_reduce; the constant "
+                     "alone is enough, 0")
+    if names := set(re.findall(r"\b[A-Za-z_]\w*", identity)) - {"_type_reduce", "float", "double", "int", "unsigned"}:
         raise NotYet(f"identity is the constant a sum starts from, 0: not {sorted(names)[0]}, which is no constant")
     as_text = [
         ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "

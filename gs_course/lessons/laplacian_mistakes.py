@@ -64,6 +64,22 @@ INTEGER_HINT = ("an integer array truncates the values (between 0 and 1) to 0 (a
             "arrays float32")
 
 
+RUNNING_SUM_HINT = ("a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in "
+                    "float64 (cumsum(..., dtype=np.float64)), or sum the nine slices")
+
+
+def running_sum_probe(shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
+    """(a grid, the cells to compare there) that tells a Laplacian summed from a float32 running sum
+    (a summed-area table) from one of nine slices, whatever order the library adds in: small integers
+    with 2**24 in the corner. Every running total holds the corner, so a float32 one rounds away odd
+    units; the nine slices' sums, away from the corner's window, are exact in float32."""
+    grid = np.random.default_rng(0).integers(0, 4, shape).astype(np.float32)
+    grid[0, 0] = 2.0**24
+    away = np.ones(shape, bool)
+    away[:2, :2] = False
+    return grid, away
+
+
 def laplacian_mistakes(a: np.ndarray):
     yield from ((wrong(a), hint) for wrong, hint in (*BORDER_MISTAKES, *STENCIL_MISTAKES))
     window_sum, counts = window_of(a, "constant"), window_counts(*a.shape)
@@ -76,10 +92,6 @@ def laplacian_mistakes(a: np.ndarray):
     for first in (0, 1):
         yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
                "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
-    table = np.pad(a.astype(np.float32), ((2, 1), (2, 1))).cumsum(0).cumsum(1)
-    yield (table[3:, 3:] - table[:-3, 3:] - table[3:, :-3] + table[:-3, :-3] - counts * a,
-           "a running sum (cumsum) in float32 rounds more with every cell it adds: accumulate it in float64 "
-           "(cumsum(..., dtype=np.float64)), or sum the nine slices")
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
     yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
     for eight in (8, counts - 1):
