@@ -97,18 +97,24 @@ def cupy_step_range(results: dict) -> str:
 
 
 def _instructor_check(machine: str) -> dict:
-    """Each notebook's peak GPU memory in the instructor check the course keeps for `machine`:
-    its record (results/<machine>/instructor-check.json), or, until a run has made one, the
-    summary that was written by hand before the check wrote records (instructor-check.md)."""
-    if result_path(machine, "instructor-check.json").exists():
-        record = instructor.load(result_path(machine, "instructor-check.json"))
-        return {"file": f"results/{machine}/instructor-check.json", "gpu": record["provenance"]["gpu"],
-                "peaks": {row["notebook"]: f"{row['peak_mib']:,} MiB" for row in record["notebooks"]
-                          if row["passed"] and row["peak_mib"] is not None}}
-    rows = re.findall(r"^\| (\S+\.ipynb) \| pass \| [^|]+\| ([^|]+) \| ([^|]+) \|$",
-                      result_path(machine, "instructor-check.md").read_text(), re.M)
-    return {"file": f"results/{machine}/instructor-check.md", "gpu": rows[0][1].strip(),
-            "peaks": {name: peak.strip() for name, _, peak in rows}}
+    """Each notebook's peak GPU memory in the instructor check the course keeps for `machine`
+    (its record, results/<machine>/instructor-check.json)."""
+    record = instructor.load(result_path(machine, "instructor-check.json"))
+    return {"file": f"results/{machine}/instructor-check.json", "gpu": record["provenance"]["gpu"],
+            "peaks": {row["notebook"]: f"{row['peak_mib']:,} MiB" for row in record["notebooks"]
+                      if row["passed"] and row["peak_mib"] is not None}}
+
+
+def notebook_peaks(record: dict, name: str) -> str:
+    """A line on an instructor check's record (results/<machine>/`name`): with how much memory free,
+    on which grid, each notebook's result and peak GPU memory."""
+    prov = record["provenance"]
+    free = f" with {record['free_gb']:g} GB of its memory free (--free-gb)" if record.get("free_gb") is not None else ""
+    rows = [f"{row['notebook'].removesuffix('.ipynb').rsplit('_', 1)[-1]} {'passed' if row['passed'] else 'FAILED'}"
+            + (f" within {row['peak_mib']:,} MiB" if row["peak_mib"] is not None else "") for row in record["notebooks"]]
+    return (f"On one {prov['gpu'] or 'CPU'}{free} ({prov['date'][:10]}, commit {prov['commit']}, "
+            f"`results/{records.machine_name(prov['gpu'])}/{name}`; {record['grid']}): "
+            + ", ".join(rows) + ", CUDA's context and libraries included.")
 
 
 def cupy_gpu_memory(found: dict) -> str:
@@ -420,6 +426,9 @@ RENDERERS = {
     "cupy-output": (bench_record("bench"), cupy_output),
     "cupy-step-range": (bench_record("bench"), cupy_step_range),
     "cupy-gpu-memory": (_instructor_check, cupy_gpu_memory),
+    **{f"notebook-peaks-{name}": ((lambda machine, name=name: instructor.load(result_path(machine, f"{name}.json"))),
+                                  (lambda record, name=name: notebook_peaks(record, f"{name}.json")))
+       for name in ("instructor-check", "small-gpu-4gb")},
     "cupy-kernel-variants": (lambda machine: result_path(machine, "logs/cupy-topics.txt").read_text(), cupy_kernel_variants),
     "synthesis-routes": (bench_record("bench"), synthesis_routes),
     "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
