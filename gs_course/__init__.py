@@ -11,8 +11,10 @@
 - `cli`: the `gs-course` command line, which only parses and dispatches.
 """
 
+import faulthandler
 import importlib
 import os
+import signal
 
 from . import _aliases
 
@@ -29,6 +31,11 @@ os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 # own test runner does for runs side by side (Realm then says once that its core reservations
 # cannot be satisfied). Read once, when Legate starts: gs_course is imported before it.
 os.environ.setdefault("REALM_SYNTHETIC_CORE_MAP", "")
+# A check's child (the classroom sets GS_COURSE_STACKS): on SIGUSR1, every thread's Python stack into
+# GS_COURSE_STACKS/<pid>.txt, so that a notebook stopped at its time limit says where it was.
+if os.path.isdir(os.environ.get("GS_COURSE_STACKS", "")):
+    _stacks = open(os.path.join(os.environ["GS_COURSE_STACKS"], f"{os.getpid()}.txt"), "w")  # noqa: SIM115 (kept open)
+    faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
 from .devices import gpus  # noqa: E402
 from .sizing import default_jax_memory_fraction  # noqa: E402
 

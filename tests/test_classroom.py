@@ -242,14 +242,29 @@ def _read(pid: int, name: str) -> str:
         return ""  # ended
 
 
-def test_a_stuck_notebook_is_stopped_at_its_time_limit(tmp_path):
-    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
+def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path):
+    """On the H200 every student's CuPy notebook ran into its limit and the record said only that:
+    now it names the cell, and the kernel's Python stack is kept beside the logs."""
+    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\nimport gs_course", None),
+                      ("# waits\ndef wait_for_nothing():\n    time.sleep(300)\n\nwait_for_nothing()", None))
     sampler = classroom.MemorySampler(None)
-    room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 4, dict(os.environ), sampler)
+    room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 20, dict(os.environ), sampler, logs=tmp_path / "out")
     assert stuck and room.run() < 300, "the classroom waited for the notebook's own end"
     (attempt,) = room.attempts
-    assert not attempt.passed and attempt.failure == "stopped after 4 s: the notebook's time limit (--timeout)"
-    assert attempt.seconds >= 4, "stopped before its limit"
+    assert not attempt.passed and attempt.seconds >= 20, "stopped before its limit"
+    assert attempt.failure == ("stopped after 20 s in cell 1 (def wait_for_nothing():): the notebook's time limit "
+                               "(--timeout)")
+    (logs,) = (tmp_path / "out").iterdir()
+    stacks = (logs / "0-stuck-stopped.txt").read_text()
+    assert "in wait_for_nothing" in stacks and "--- process " in stacks, stacks
+
+
+def test_the_running_cell_is_read_from_nbvals_verbose_log(tmp_path):
+    notebook = _notebook(tmp_path / "n.ipynb", ("x = 1", None), ("# a comment\n\ny = 2", None))
+    log = "n.ipynb::Cell 0 PASSED   [ 50%]\nn.ipynb::Cell 1 "
+    assert classroom.running_cell(log, tmp_path / "n.ipynb") == " in cell 1 (y = 2)" and notebook
+    assert classroom.running_cell("n.ipynb::Cell 0 PASSED   [ 50%]\n", tmp_path / "n.ipynb") == " after cell 0 (x = 1)"
+    assert classroom.running_cell("collecting ...", tmp_path / "n.ipynb") == ""
 
 
 def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):

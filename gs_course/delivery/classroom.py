@@ -20,6 +20,7 @@ and Ctrl-C (or SIGTERM) stops every child before returning.
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 import signal
 import subprocess
@@ -35,7 +36,7 @@ from .instructor import load as load_instructor_check, nbval_command, sized_envi
 from ..measurement import records
 from .. import paths
 from ..sizing import legate_fbmem_mib
-from .processes import parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree
+from .processes import dump_stacks, parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree
 
 KIND, SCHEMA = "classroom", 1
 #: The school's teaching order, by notebook number: CuPy, cuPyNumeric, JAX, the synthesis.
@@ -165,6 +166,20 @@ class Attempt:
     slowdown: float | None = None  # seconds over the notebook's time alone
 
 
+def running_cell(log: str, notebook: Path) -> str:
+    """Where nbval (-v: each cell's name as it starts) was in `notebook`: " in cell N (its first
+    line of code)", or "" where the log names none."""
+    started = re.findall(r"::Cell (\d+)(.*)$", log, re.M)
+    if not started:
+        return ""
+    number, after = int(started[-1][0]), started[-1][1]
+    cells = [cell for cell in json.loads(notebook.read_text())["cells"] if cell["cell_type"] == "code"]
+    code = [line.strip() for line in "".join(cells[number]["source"]).splitlines()
+            if line.strip() and not line.lstrip().startswith("#")] if number < len(cells) else []
+    where = "after" if re.search(r"PASSED|FAILED|SKIPPED|ERROR", after) else "in"
+    return f" {where} cell {number}" + (f" ({code[0][:60]})" if code else "")
+
+
 def student_settings(students: int, free_bytes: int | None) -> dict[str, str]:
     """The shared-GPU settings of one of `students` students: JAX allocates as it goes
     (`XLA_PYTHON_CLIENT_PREALLOCATE=false`; each kernel's `import gs_course` caps it at the course's
@@ -180,22 +195,26 @@ class Classroom:
     """`students` students, each running `notebooks` in order; see the module's docstring."""
 
     def __init__(self, notebooks: list[Path], students: int, stagger_s: float, timeout_s: float,
-                 env: dict[str, str], sampler: MemorySampler, root: Path = paths.ROOT, log=print):
+                 env: dict[str, str], sampler: MemorySampler, root: Path = paths.ROOT, log=print,
+                 logs: Path | None = None):
         self.notebooks, self.students, self.stagger_s, self.timeout_s = notebooks, students, stagger_s, timeout_s
-        self.env, self.sampler, self.root, self.log = env, sampler, root, log
+        self.env, self.sampler, self.root, self.log, self.logs = env, sampler, root, log, logs
         self.attempts: list[Attempt] = []
         self._stopping = threading.Event()
         self._running: dict[int, subprocess.Popen] = {}  # student -> its nbval run now
         self._lock = threading.Lock()
 
     def _run_notebook(self, student: int, notebook: Path, folder: Path) -> Attempt:
-        junit = folder / f"{student}-{notebook.stem}.xml"
-        command = nbval_command(notebook, self.root, f"--junitxml={junit}")
+        junit, log = folder / f"{student}-{notebook.stem}.xml", folder / f"{student}-{notebook.stem}.log"
+        stacks = folder / f"{student}-{notebook.stem}-stacks"  # where its processes put their stacks (SIGUSR1)
+        stacks.mkdir()
+        # -vv on top of its -q: verbose, each cell named as it starts
+        command = nbval_command(notebook, self.root, f"--junitxml={junit}", "-vv")
         start = time.perf_counter()
-        with open(folder / f"{student}-{notebook.stem}.log", "w") as output:
+        with open(log, "w") as output:
             # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
-            proc = subprocess.Popen(command, cwd=self.root, env=self.env, stdout=output, stderr=subprocess.STDOUT,
-                                    start_new_session=True)
+            proc = subprocess.Popen(command, cwd=self.root, env={**self.env, "GS_COURSE_STACKS": str(stacks)},
+                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
         with self._lock:
             self._running[student] = proc
             stopped_meanwhile = self._stopping.is_set()
@@ -206,9 +225,11 @@ class Classroom:
             proc.wait(self.timeout_s)
             failure = None
         except subprocess.TimeoutExpired:
+            (folder / f"{student}-{notebook.stem}-stopped.txt").write_text(dump_stacks(proc.pid, stacks))
             stop_tree(proc.pid)
             proc.wait()
-            failure = f"stopped after {self.timeout_s:.0f} s: the notebook's time limit (--timeout)"
+            failure = (f"stopped after {self.timeout_s:.0f} s{running_cell(log.read_text(), notebook)}: the "
+                       "notebook's time limit (--timeout)")
         finally:
             with self._lock:
                 self._running.pop(student, None)
@@ -218,7 +239,7 @@ class Classroom:
             failure = "stopped: the classroom was interrupted"
         elif failure is None and proc.returncode != 0:
             said = first_failure(junit.read_text()) if junit.exists() else None
-            tail = (folder / f"{student}-{notebook.stem}.log").read_text().strip().splitlines()
+            tail = log.read_text().strip().splitlines()
             failure = said or (tail[-1] if tail else f"exit code {proc.returncode}")
         return Attempt(student, notebook.name, failure is None, seconds, peak, failure)
 
@@ -240,8 +261,13 @@ class Classroom:
     def run(self) -> float:
         """Every student to the end (or until interrupted); the wall time in seconds."""
         start = time.perf_counter()
-        # Kept: each notebook run's pytest output, for the failures the summary gives in one line.
-        folder = Path(tempfile.mkdtemp(prefix=f"gs-course-classroom-{self.students}-"))
+        # Kept: each notebook run's pytest output (and a stopped one's stacks), for the failures the
+        # summary gives in one line; in `logs` (the record's folder) where given.
+        if self.logs is None:
+            folder = Path(tempfile.mkdtemp(prefix=f"gs-course-classroom-{self.students}-"))
+        else:
+            self.logs.mkdir(parents=True, exist_ok=True)  # a folder of its own, each run: nothing overwritten
+            folder = Path(tempfile.mkdtemp(prefix=f"classroom-{self.students}-logs-", dir=self.logs))
         threads = [threading.Thread(target=self._student, args=(s, folder), name=f"student-{s + 1}")
                    for s in range(self.students)]
         for thread in threads:
@@ -281,7 +307,7 @@ def _gpu_now():
 
 
 def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeout_s: float, size: str,
-                   alone: dict[str, float] | None, root: Path = paths.ROOT, log=print) -> dict:
+                   alone: dict[str, float] | None, root: Path = paths.ROOT, log=print, logs: Path | None = None) -> dict:
     """One classroom of `students`; `alone`: each notebook's time for one student (the 2x rule)."""
     gpu = _gpu_now()
     settings = student_settings(students, gpu and gpu.memory_free)
@@ -289,7 +315,7 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
     log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size: "
         + ", ".join(f"{name}={value}" for name, value in settings.items()))
     with MemorySampler(gpu and gpu.index) as sampler:
-        classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log)
+        classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log, logs)
         wall_s = classroom.run()
     memory = "no GPU" if gpu is None else "not measured" if sampler.unmatched else "measured"
     failed = next((a for a in classroom.attempts if not a.passed), None)  # the first to end failing
@@ -339,7 +365,8 @@ def times_alone(path: str | Path, notebooks: list[Path], size: str) -> dict[str,
 
 
 def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
-         root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None, on_step=None) -> dict:
+         root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None, on_step=None,
+         logs: Path | None = None) -> dict:
     """Each classroom size of `counts` in turn (a first step of one student alone gives the times
     the others are held to, unless `alone` gives them), stopping after the first that fails; the
     payload of the record. `on_step` gets the payload so far after each step, so that a ramp
@@ -353,7 +380,7 @@ def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: 
                 "largest_passing": max(passing, default=None)}
 
     for students in counts:
-        step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log)
+        step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log, logs)
         steps.append(step)
         if students == 1 and step["passed"]:
             alone = {a["notebook"]: a["seconds"] for a in step["attempts"]}
@@ -441,7 +468,7 @@ def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s:
         return text
 
     with sigterm_as_ctrl_c():
-        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save)
+        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save, logs=out)
     print("\n" + save(payload))
     if out is not None:
         print(f"saved {out / 'classroom.json'} and {out / 'classroom.md'}")

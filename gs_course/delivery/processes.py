@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import time
+from pathlib import Path
 
 
 def parent_ids() -> dict[int, int]:
@@ -63,6 +64,19 @@ def stop_tree(pid: int, grace_s: float = 5.0) -> None:
     for each in tree:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(each, signal.SIGKILL)
+
+
+def dump_stacks(pid: int, folder: Path, wait_s: float = 2.0) -> str:
+    """Every Python stack of `pid`'s tree, from the processes that registered for it (gs_course's
+    import with GS_COURSE_STACKS=`folder`: each has its <pid>.txt there): SIGUSR1 to each, then
+    their files after `wait_s`, each headed by its pid; "" where none registered."""
+    registered = [each for each in sorted(process_tree(pid, parent_ids())) if (folder / f"{each}.txt").exists()]
+    for each in registered:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(each, signal.SIGUSR1)
+    if registered:
+        time.sleep(wait_s)
+    return "".join(f"--- process {each}\n{(folder / f'{each}.txt').read_text()}\n" for each in registered)
 
 
 @contextlib.contextmanager
