@@ -24,6 +24,12 @@ PLAYTEST_4_JAX = [
                    "(0, u, v))\n    return u, v"), FAIL, "your loop never ends: .*c\\[0\\]", name="a while loop's counter never incremented"),
     Case("jax 4", ("return " + _FORI, "return lax.while_loop(lambda c: True, lambda c: step(*c, p), (u, v))"), FAIL,
          "never ends", name="a while loop whose condition is always True"),
+    Case("jax 4", ("return " + _FORI, "_, u, v = lax.while_loop(lambda c: c[0] != steps, lambda c: (c[0] + 2, *step(c[1], c[2], p)), "
+                   "(0, u, v))\n    return u, v"), FAIL, "never ends: after 20,000 rounds", name="a counter that steps past its bound"),
+    Case("jax 4", ("return " + _FORI, "_, u, v = lax.while_loop(lambda c: c[0] < steps, lambda c: (c[0] - 1, *step(c[1], c[2], p)), "
+                   "(0, u, v))\n    return u, v"), FAIL, "never ends: after 20,000 rounds", name="a counter that counts down"),
+    Case("jax 4", ("return " + _FORI, "_, u, v = lax.while_loop(lambda c: c[0] > 0, lambda c: (c[0] - 1, *step(c[1], c[2], p)), "
+                   "(steps, u, v))\n    return u, v"), PASS, "one loop on the device", name="a while loop counting down from steps"),
     Case("jax 4", ("return " + _FORI, "def more(c):\n        return c[0] < steps\n\n    def one(c):\n        i, a, b = c\n"
                    "        return (i + 1, *step(a, b, p))\n\n    return lax.while_loop(more, one, (0, u, v))[1:]"), PASS,
          "one loop on the device", name="a while loop, named functions"),

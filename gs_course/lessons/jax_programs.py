@@ -56,6 +56,81 @@ def endless_loop(program) -> str | None:
     return None
 
 
+#: Rounds of a while loop's counter played before it is called endless: the checkers run 101 steps at most.
+ROUNDS_PLAYED = 20_000
+
+
+def _slice(jaxpr, outvars) -> tuple[list, set]:
+    """The equations of `jaxpr` that `outvars` are computed from, in order, and the inputs they read."""
+    wanted, kept = {v for v in outvars if not hasattr(v, "val")}, []
+    for eqn in reversed(jaxpr.eqns):
+        if any(out in wanted for out in eqn.outvars):
+            kept.append(eqn)
+            wanted.update(v for v in eqn.invars if not hasattr(v, "val"))
+    return kept[::-1], wanted.intersection(jaxpr.invars)
+
+
+def _evaluate(eqns, values: dict) -> dict:
+    """`values` (variable -> value) with what `eqns` compute from them, each primitive run as it is."""
+    for eqn in eqns:
+        out = eqn.primitive.bind(*(v.val if hasattr(v, "val") else values[v] for v in eqn.invars), **eqn.params)
+        values.update(zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]))
+    return values
+
+
+def _control(eqn):
+    """A while loop's control: the carry positions its condition depends on, through its body too,
+    (positions, the body's and condition's equations for them), where they are scalars set by
+    literals (a counter from 0, a bound known when traced); None where their values are not known
+    before the program runs (a bound passed as an argument)."""
+    body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
+    nb, nc = eqn.params["body_nconsts"], eqn.params["cond_nconsts"]
+    cond_eqns, cond_reads = _slice(cond, cond.outvars)
+    positions = {cond.invars.index(v) - nc for v in cond_reads}
+    if any(p < 0 for p in positions):  # a constant of the condition's, computed outside the loop
+        return None
+    while True:
+        body_eqns, body_reads = _slice(body, [body.outvars[p] for p in positions])
+        more = {body.invars.index(v) - nb for v in body_reads}
+        if any(p < 0 for p in more):
+            return None
+        if more <= positions:
+            break
+        positions |= more
+    start = [eqn.invars[nc + nb + p] for p in sorted(positions)]
+    if not all(hasattr(v, "val") and getattr(v.aval, "shape", None) == () for v in start):
+        return None
+    return sorted(positions), cond_eqns, body_eqns, [v.val for v in start]
+
+
+def endless_count(program) -> str | None:
+    """The hint for a `lax.while_loop` whose counter moves but whose condition never turns false
+    (a counter that steps past its bound, or away from it): the loop's control, scalars known when
+    traced, played on the CPU for ROUNDS_PLAYED rounds. Loops whose bound is an argument are left
+    alone (their values are not known before the program runs)."""
+    import jax
+
+    for eqn in _equations(program.jaxpr):
+        if eqn.primitive.name != "while" or (control := _control(eqn)) is None:
+            continue
+        positions, cond_eqns, body_eqns, carry = control
+        body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
+        nb, nc = eqn.params["body_nconsts"], eqn.params["cond_nconsts"]
+        with jax.default_device(jax.devices("cpu")[0]), jax.ensure_compile_time_eval():
+            for _ in range(ROUNDS_PLAYED):
+                held = dict(zip((cond.invars[nc + p] for p in positions), carry))
+                if not bool(_evaluate(cond_eqns, held).get(cond.outvars[0], getattr(cond.outvars[0], "val", None))):
+                    break
+                values = _evaluate(body_eqns, dict(zip((body.invars[nb + p] for p in positions), carry)))
+                carry = [values.get(body.outvars[p], getattr(body.outvars[p], "val", None)) for p in positions]
+            else:
+                return (f"your loop never ends: after {ROUNDS_PLAYED:,} rounds lax.while_loop's condition still holds "
+                        f"(its counter is now {', '.join(str(int(c)) for c in carry)}). The counter must reach the "
+                        "bound: from 0, c[0] + 1 each round, while c[0] < steps (or use lax.fori_loop(0, steps, body, "
+                        "(u, v)))")
+    return None
+
+
 def unrolled_loop(program, what: str) -> str | None:
     """The hint for a loop that XLA would unroll whole (lax.fori_loop or lax.scan with unroll=True,
     or an unroll as large as its length): each step's operations copied once per step, which XLA
@@ -75,7 +150,7 @@ def unrolled_loop(program, what: str) -> str | None:
 
 def check_loops(program, what: str) -> None:
     """A program that would not end, or take minutes to compile, refused before it runs."""
-    hint = endless_loop(program) or unrolled_loop(program, what)
+    hint = endless_loop(program) or endless_count(program) or unrolled_loop(program, what)
     if hint:
         raise NotYet(hint)
 
