@@ -34,8 +34,11 @@ os.environ.setdefault("REALM_SYNTHETIC_CORE_MAP", "")
 # A check's child (the classroom sets GS_COURSE_STACKS): on SIGUSR1, every thread's Python stack into
 # GS_COURSE_STACKS/<pid>.txt, so that a notebook stopped at its time limit says where it was.
 if os.path.isdir(os.environ.get("GS_COURSE_STACKS", "")):
-    _stacks = open(os.path.join(os.environ["GS_COURSE_STACKS"], f"{os.getpid()}.txt"), "w")  # noqa: SIM115 (kept open)
-    faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
+    try:  # a folder it cannot write to, or a system without SIGUSR1: no stacks, the course imports all the same
+        _stacks = open(os.path.join(os.environ["GS_COURSE_STACKS"], f"{os.getpid()}.txt"), "w")  # noqa: SIM115 (kept open)
+        faulthandler.register(signal.SIGUSR1, file=_stacks, all_threads=True)
+    except (OSError, AttributeError, ValueError):
+        pass
 from .devices import gpus  # noqa: E402
 from .sizing import default_jax_memory_fraction  # noqa: E402
 

@@ -242,13 +242,17 @@ def _read(pid: int, name: str) -> str:
         return ""  # ended
 
 
-def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path):
+def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path, monkeypatch):
     """On the H200 every student's CuPy notebook ran into its limit and the record said only that:
-    now it names the cell, and the kernel's Python stack is kept beside the logs."""
-    stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\nimport gs_course", None),
+    now it names the cell, and the kernel's Python stack is kept beside the logs (--out relative,
+    as the README writes it: the kernel starts in the notebook's folder)."""
+    (tmp_path / "nb").mkdir()
+    stuck = _notebook(tmp_path / "nb" / "stuck.ipynb", ("import time\nimport gs_course", None),
                       ("# waits\ndef wait_for_nothing():\n    time.sleep(300)\n\nwait_for_nothing()", None))
+    monkeypatch.chdir(tmp_path)
     sampler = classroom.MemorySampler(None)
-    room = classroom.Classroom([tmp_path / "stuck.ipynb"], 1, 0, 20, dict(os.environ), sampler, logs=tmp_path / "out")
+    room = classroom.Classroom([tmp_path / "nb" / "stuck.ipynb"], 1, 0, 20, dict(os.environ), sampler,
+                               logs=classroom.Path("out"))
     assert stuck and room.run() < 300, "the classroom waited for the notebook's own end"
     (attempt,) = room.attempts
     assert not attempt.passed and attempt.seconds >= 20, "stopped before its limit"
@@ -257,6 +261,19 @@ def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path):
     (logs,) = (tmp_path / "out").iterdir()
     stacks = (logs / "0-stuck-stopped.txt").read_text()
     assert "in wait_for_nothing" in stacks and "--- process " in stacks, stacks
+
+
+def test_stacks_are_asked_only_of_processes_that_registered_for_them(tmp_path):
+    """A process whose id has a stacks file but no SIGUSR1 handler (it took the id of one that
+    ended) is left alone: the signal would end it."""
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        (tmp_path / f"{child.pid}.txt").write_text("")
+        assert processes.dump_stacks(os.getpid(), tmp_path, wait_s=0.1) == ""
+        assert child.poll() is None, "a process without a handler was signalled"
+    finally:
+        child.kill()
+        child.wait()
 
 
 def test_the_running_cell_is_read_from_nbvals_verbose_log(tmp_path):

@@ -225,9 +225,11 @@ class Classroom:
             proc.wait(self.timeout_s)
             failure = None
         except subprocess.TimeoutExpired:
-            (folder / f"{student}-{notebook.stem}-stopped.txt").write_text(dump_stacks(proc.pid, stacks))
-            stop_tree(proc.pid)
-            proc.wait()
+            try:
+                (folder / f"{student}-{notebook.stem}-stopped.txt").write_text(dump_stacks(proc.pid, stacks))
+            finally:  # stopped, whatever became of its stacks
+                stop_tree(proc.pid)
+                proc.wait()
             failure = (f"stopped after {self.timeout_s:.0f} s{running_cell(log.read_text(), notebook)}: the "
                        "notebook's time limit (--timeout)")
         finally:
@@ -267,7 +269,8 @@ class Classroom:
             folder = Path(tempfile.mkdtemp(prefix=f"gs-course-classroom-{self.students}-"))
         else:
             self.logs.mkdir(parents=True, exist_ok=True)  # a folder of its own, each run: nothing overwritten
-            folder = Path(tempfile.mkdtemp(prefix=f"classroom-{self.students}-logs-", dir=self.logs))
+            # absolute: the notebooks' kernels start in their own folder, and find the stacks' folder from there
+            folder = Path(tempfile.mkdtemp(prefix=f"classroom-{self.students}-logs-", dir=self.logs)).resolve()
         threads = [threading.Thread(target=self._student, args=(s, folder), name=f"student-{s + 1}")
                    for s in range(self.students)]
         for thread in threads:

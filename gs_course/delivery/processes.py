@@ -66,11 +66,23 @@ def stop_tree(pid: int, grace_s: float = 5.0) -> None:
             os.kill(each, signal.SIGKILL)
 
 
+def _catches(pid: int, signum: int) -> bool:
+    """Whether process `pid` has a handler for `signum` (its SigCgt mask in /proc): a process that
+    took the id of one that registered, and ended, is not signalled (SIGUSR1 would end it)."""
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            mask = next(line.split()[1] for line in status if line.startswith("SigCgt:"))
+    except (OSError, StopIteration, IndexError):
+        return False
+    return bool(int(mask, 16) >> (signum - 1) & 1)
+
+
 def dump_stacks(pid: int, folder: Path, wait_s: float = 2.0) -> str:
     """Every Python stack of `pid`'s tree, from the processes that registered for it (gs_course's
     import with GS_COURSE_STACKS=`folder`: each has its <pid>.txt there): SIGUSR1 to each, then
     their files after `wait_s`, each headed by its pid; "" where none registered."""
-    registered = [each for each in sorted(process_tree(pid, parent_ids())) if (folder / f"{each}.txt").exists()]
+    registered = [each for each in sorted(process_tree(pid, parent_ids()))
+                  if (folder / f"{each}.txt").exists() and _catches(each, signal.SIGUSR1)]
     for each in registered:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.kill(each, signal.SIGUSR1)

@@ -311,15 +311,15 @@ def histogram_kernel(cupy, body: str):
     return cupy.RawKernel(HISTOGRAM_KERNEL.replace("BODY", body), "histograms")
 
 
-def launch_histograms(kernel, images, bins: int = BINS, spare: int = 0):
+def launch_histograms(kernel, images, bins: int = BINS, spare: int = 0, counts=None):
     """Each image's histogram by `kernel` (counts as uint32, shape (images, bins)). `spare` more
-    entries of shared memory and of counts (a flat array then, the histograms first) leave room
-    past the end for a checker to see what a kernel writes there."""
+    words of shared memory past the histogram, and `counts` given (zeros, the histograms first),
+    let a checker see what a kernel writes past their ends."""
     import cupy
 
     count = images.shape[0]
     cells = images[0].size
-    counts = cupy.zeros(count * bins + spare, np.uint32) if spare else cupy.zeros((count, bins), np.uint32)
+    counts = cupy.zeros((count, bins), np.uint32) if counts is None else counts
     blocks = min(HISTOGRAM_BLOCKS, -(-cells // HISTOGRAM_THREADS))
     kernel((blocks, count), (HISTOGRAM_THREADS,), (cupy.ascontiguousarray(images), np.int32(cells), np.int32(bins),
                                                    counts), shared_mem=(bins + spare) * 4)

@@ -257,8 +257,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
                         "edge ({message}). Index it with two integer arrays, the rows first, then the columns: "
                         "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)"),
                        (AttributeError, "'tuple' object has no attribute 'transpose'", "your coordinates: "
-                        "cupy.transpose takes one array, not the tuple of arrays xp.nonzero returns (NumPy's makes an "
-                        "array of it first, CuPy's does not): xp.argwhere(mask) gives one (row, col) per cell")):
+                        "xp.nonzero returns a tuple of arrays, one per axis, which cupy.transpose (or .transpose()) does "
+                        "not take: xp.argwhere(mask) gives one (row, col) per cell (or xp.stack(xp.nonzero(mask), axis=1))")):
         result = _called(student, (image,), threshold, to_device=to_device, what="image")
     if not isinstance(result, tuple) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")

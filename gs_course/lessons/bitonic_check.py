@@ -59,7 +59,7 @@ def _has_barrier(body: str) -> bool:
 
 def _int_temporaries(body: str) -> str | None:
     """The hint for values read into integer temporaries, which truncate them to 0 (they are in [0, 1))."""
-    if re.search(r"\b(?:int|unsigned|long|short|char|bool)\b[^;=]*\b\w+\s*=\s*values\s*\[", body):
+    if re.search(r"\b(?:int|unsigned|long|short|char)(?:\s+int)?\s+\w+\s*=\s*values\s*\[[^\]]*\]\s*[,;]", body):
         return "the values are float: int temporaries truncate them (int a = values[i]); declare them float"
     return None
 

@@ -230,10 +230,13 @@ def _histograms_on_gpu(cupy, body: str, images: np.ndarray):
         kernel = analysis.histogram_kernel(cupy, body)
         checked = analysis.histogram_kernel(cupy, _POISON_DYNAMIC + body + _PAST_THE_END)
         _poison_shared_memory(cupy)  # a histogram never set to 0 then starts from what this leaves in shared memory
-        counts = analysis.launch_histograms(checked, cupy.asarray(images), spare=1).get().astype(np.int64)
-    if counts[-1]:
-        raise NotYet(_TOP_EDGE if counts[-1] == 2 else _ZEROED_PAST_THE_END)
-    return counts[:-1].reshape(len(images), analysis.BINS), kernel
+        # [the flag, the histograms, a word past them]: the student's writes past the last bin land after the flag
+        flat = cupy.zeros(len(images) * analysis.BINS + 2, np.uint32)
+        analysis.launch_histograms(checked, cupy.asarray(images), spare=1, counts=flat[1:])
+        flat = flat.get().astype(np.int64)
+    if flat[0] in (1, 2):
+        raise NotYet(_TOP_EDGE if flat[0] == 2 else _ZEROED_PAST_THE_END)
+    return flat[1:-1].reshape(len(images), analysis.BINS), kernel
 
 
 def _trial_histogram(body: str) -> None:
@@ -393,6 +396,9 @@ def _thread_own_array(body: str) -> str | None:
     return None
 
 
+#: A loop over the bins to b <= bins (not b <= bins - 1): one past the last bin.
+_ONE_PAST = re.compile(r"<=\s*bins\b(?!\s*-)")
+_ONE_PAST_HINT = "a loop over the bins runs to b <= bins, one past the last bin (bins - 1): b < bins"
 _ZEROED_PAST_THE_END = ("your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 "
                         "bytes at launch): its indices go from 0 to bins - 1, b < bins")
 _TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
@@ -414,6 +420,7 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     as_text = [
+        (_ONE_PAST.search(body) is not None, _ONE_PAST_HINT),
         (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
                                 "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
                                 "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
@@ -462,6 +469,8 @@ def histogram_kernel(body: str):
             if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
                 # a count into bin `bins`, else a 0 there
                 raise NotYet(_TOP_EDGE if past[1] != "0" else _ZEROED_PAST_THE_END) from None
+            if _ONE_PAST.search(body) and "outside" in str(err):
+                raise NotYet(_ONE_PAST_HINT) from None
             raise
     want = analysis.histograms(images)
     cells = images[0].size
@@ -515,13 +524,14 @@ _POISON_DYNAMIC = """
 """
 
 #: Put after the student's body: the word past the histogram (launched with one spare, its value set
-#: by _POISON_DYNAMIC) changed says the body wrote past its end, into counts' spare entry: 1 for a
-#: value below the mark (a 0 set there, counts after it), 2 above (counted into without a 0, bin `bins`).
+#: by _POISON_DYNAMIC) changed says the body wrote past its end, into the flag ahead of counts
+#: (counts[-1]): 1 for a value below the mark (a 0 set there, counts after it), 2 above (counted into
+#: without a 0, bin `bins`).
 #: On the GPU a write just past a shared array lands in the block's shared memory, without a fault.
 _PAST_THE_END = """
     { extern __shared__ unsigned int checker_end[];
       const unsigned int mark = checker_end[bins];
-      if (mark != 0xC0FFEEu) counts[gridDim.y * bins] = mark < 0xC0FFEEu ? 1u : 2u; }
+      if (mark != 0xC0FFEEu) counts[-1] = mark < 0xC0FFEEu ? 1u : 2u; }
 """
 
 
