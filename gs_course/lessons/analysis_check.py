@@ -251,11 +251,13 @@ def _counts(index: np.ndarray, bins: int) -> np.ndarray:
 def bright_cells(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(image, threshold)` must return the (row, col) of each cell above `threshold`, shape
     (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
-    image = batch(images=1)[0]
+    image = np.minimum(batch(images=1)[0], np.float32(0.9))  # its largest value not 1: a threshold scaled by it shows
     threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
     with _their_errors((IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
-                        "edge ({message}). Index it with two integer arrays, the rows first, then the columns: "
-                        "image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] takes whole rows)"),
+                        "edge ({message}). Are your coordinates (col, row), of image.T or reversed ([:, ::-1])? "
+                        "xp.argwhere(image > threshold) gives (row, col); index with two integer arrays, the rows "
+                        "first, then the columns: image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] "
+                        "takes whole rows)"),
                        (AttributeError, "'tuple' object has no attribute 'transpose'", "your coordinates: "
                         "xp.nonzero returns a tuple of arrays, one per axis, which cupy.transpose (or .transpose()) does "
                         "not take: xp.argwhere(mask) gives one (row, col) per cell (or xp.stack(xp.nonzero(mask), axis=1))")):

@@ -128,6 +128,7 @@ _WRONG_DIRECTIONS = (
     (lambda i, j, k: (i & j) == 0, r"i&j\b|\bj&i", f"{_DIRECTION}: i & j is the bit that picks the pair, not its direction"),
     (lambda i, j, k: (i & (k // 2)) == 0, r"k/2|k>>1", f"{_DIRECTION}: i & (k / 2) tests the bit below it"),
     (lambda i, j, k: (i & (2 * k)) == 0, r"2\*k|k\*2|k<<1", f"{_DIRECTION}: i & (2 * k) tests the bit above it"),
+    (lambda i, j, k: (i & k) == 1, r"\((i&k|k&i)\)==1", f"{_DIRECTION}: i & k is 0 or k, never 1 once k > 1"),
     (lambda i, j, k: np.ones(i.shape, bool), r"ascending=true|ascending=1\b",
      f"every pair is put in ascending order, the direction ignored (every subsequence sorted the same way): {_DIRECTION}, "
      "so that the halves merged next are one ascending, one descending"),

@@ -33,6 +33,8 @@ PLAYTEST_4_JAX = [
     Case("jax 4", ("return " + _FORI, "def more(c):\n        return c[0] < steps\n\n    def one(c):\n        i, a, b = c\n"
                    "        return (i + 1, *step(a, b, p))\n\n    return lax.while_loop(more, one, (0, u, v))[1:]"), PASS,
          "one loop on the device", name="a while loop, named functions"),
+    Case("jax 4", ("return " + _FORI, "return lax.scan(lambda uv, _: (step(*uv, p), None), (u, v), None, length=steps)"),
+         FAIL, "a pair whose first item is a pair, as lax.scan's \\(carry, ys\\)", name="scan's (carry, ys) returned whole"),
     Case("jax 4", ("(u, v))", "(u, v), unroll=True)"), FAIL, "unrolls into \\d+ operations: unroll=True",
          name="fori_loop(..., unroll=True)"),
     Case("jax 4", ("(u, v))", "(u, v), unroll=4)"), PASS, "one loop on the device", name="fori_loop(..., unroll=4)"),

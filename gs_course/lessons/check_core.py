@@ -131,6 +131,9 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
 def _pair(got, what: str):
     """(u, v) from what a step or a time loop returned, or the hint for what it returned instead."""
     if isinstance(got, (tuple, list)) and len(got) == 2:
+        if isinstance(got[0], (tuple, list)) and len(got[0]) == 2:
+            raise NotYet(f"{what} returned a pair whose first item is a pair, as lax.scan's (carry, ys): return the "
+                         "carry, (u, v), _ = lax.scan(...)")
         return got
     if got is None:
         raise NotYet(f"{what} returned None: it must return a pair, end it with return u, v")

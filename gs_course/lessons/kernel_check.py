@@ -191,6 +191,9 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     else:
         return _not_checked("your ReductionKernel", as_text)
     want, spots = analysis.spot_mass(images), np.where(images > threshold, images, 0)
+    if _spaceless(reduce_expr) in ("a*b", "b*a") and not close(got, want):
+        raise NotYet("reduce_expr multiplies the partial sums (a product from 0 stays 0): it combines two partial "
+                     "sums, a + b")
     if close(other, got) and not close(other, analysis.spot_mass(images, _OTHER_THRESHOLD)) and not any(
             close(got, same) for same in (analysis.mass(images), spots.max(axis=(1, 2)))):  # the same either way
         raise NotYet(f"with threshold = {_OTHER_THRESHOLD} your kernel gives what it gives with {threshold:g}: use "
@@ -206,6 +209,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
         if close(got, np.where(images < threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
             raise NotYet("that is the mass of the background: the condition is inverted, v > threshold ? v : 0")
+        if close(got, np.where(images > threshold, images, threshold).sum(axis=(1, 2), dtype=np.float64)):
+            raise NotYet("the dim cells give the threshold: a cell that is no spot adds nothing, v > threshold ? v : 0")
         if close(got, np.where(images > threshold, images - threshold, 0).sum(axis=(1, 2), dtype=np.float64)):
             raise NotYet("that sums each spot's excess over the threshold: map a spot to its value, v > threshold ? v : 0")
         offset = got - want
@@ -396,6 +401,8 @@ def _thread_own_array(body: str) -> str | None:
     return None
 
 
+_INTO_COUNTS = ("every block adds into counts[b], the first image's histogram: add into its own image's, "
+                "image_counts[b] (counts + blockIdx.y * bins)")
 #: A loop over the bins to b <= bins (not b <= bins - 1): one past the last bin.
 _ONE_PAST = re.compile(r"<=\s*bins\b(?!\s*-)")
 _ONE_PAST_HINT = "a loop over the bins runs to b <= bins, one past the last bin (bins - 1): b < bins"
@@ -421,6 +428,7 @@ def histogram_kernel(body: str):
     (None without a GPU)."""
     as_text = [
         (_ONE_PAST.search(body) is not None, _ONE_PAST_HINT),
+        (re.search(r"&\s*counts\s*\[", body) is not None, _INTO_COUNTS),
         (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
                                 "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
                                 "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
@@ -492,6 +500,8 @@ def histogram_kernel(body: str):
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got, want - np.outer(tops, np.arange(analysis.BINS) == analysis.BINS - 1)) and tops.any():
         raise NotYet(_TOP_EDGE)
+    if re.search(r"&\s*counts\s*\[", body) and not np.array_equal(got, want):
+        raise NotYet(_INTO_COUNTS)
     if np.any(got.sum(axis=1) > cells):
         raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
                      "there; set it to 0, then __syncthreads(), before counting")
