@@ -35,6 +35,8 @@ PLAYTEST_4_JAX = [
          "one loop on the device", name="a while loop, named functions"),
     Case("jax 4", ("return " + _FORI, "return lax.scan(lambda uv, _: (step(*uv, p), None), (u, v), None, length=steps)"),
          FAIL, "a pair whose first item is a pair, as lax.scan's \\(carry, ys\\)", name="scan's (carry, ys) returned whole"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda _, uv: step(*uv, p)[::-1]"), FAIL,
+         "handed back swapped, \\(v, u\\)", name="each step's result handed back swapped"),
     Case("jax 4", ("(u, v))", "(u, v), unroll=True)"), FAIL, "unrolls into \\d+ operations: unroll=True",
          name="fori_loop(..., unroll=True)"),
     Case("jax 4", ("(u, v))", "(u, v), unroll=4)"), PASS, "one loop on the device", name="fori_loop(..., unroll=4)"),

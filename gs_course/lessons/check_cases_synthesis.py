@@ -162,6 +162,8 @@ SYNTHESIS_CASES = [
     Case("synthesis 7", ("atomicAdd(&image_counts[b], block_counts[b])", "atomicAdd(&counts[b], block_counts[b])"), FAIL,
          "adds into counts\\[b\\], the first image's.*image_counts", name="the flush into counts"),
     Case("synthesis 8", ("(i & k) == 0", "(i & k) == 1"), FAIL, "never 1 once k > 1", name="(i & k) == 1"),
+    Case("synthesis 7", ("i < cells", "i <= cells"), FAIL, "i <= cells, one past the last cell.*i < cells",
+         name="the loop over the cells to i <= cells"),
     # --- playtest 5: past the shared array, its size fixed, each cell counted twice
     Case("synthesis 7", (_ZEROED, _ZEROED.replace("b < bins", "b <= bins")), FAIL, "sets an entry past the block.s histogram to 0.*b < bins",
          name="the zeroing loop to b <= bins"),

@@ -104,6 +104,8 @@ def _state_mistakes(rows, cols, steps, task: bool = False):
     yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
     call = "model.reference_step(a, b, p)" if task else "step(u, v, p)"
     yield _run_otherwise(rows, cols, steps, swapped=True), f"each step is called with u and v swapped: it takes (u, v, p), {call}"
+    yield (_run_otherwise(rows, cols, steps, hands_back_swapped=True),
+           f"each step's result is handed back swapped, (v, u): the loop's body returns {call} as it is, (u, v)")
     yield (reference_run(rows, cols, steps, PARAMS.replace(feed=PARAMS.kill, kill=PARAMS.feed)),
            "F and k are swapped: " + ("Parameters(du, dv, feed, kill, dt), in that order" if task else "p.feed and p.kill"))
     if task:
@@ -112,12 +114,13 @@ def _state_mistakes(rows, cols, steps, task: bool = False):
                "a, b = np.asarray(u), np.asarray(v)")
 
 
-def _run_otherwise(rows: int, cols: int, steps: int, swapped: bool = False, start=None):
+def _run_otherwise(rows: int, cols: int, steps: int, swapped: bool = False, start=None, hands_back_swapped=False):
     """(u, v) after `steps` steps of a loop that calls the step with its arrays swapped (step(v, u, p)),
-    or that starts from `start` (u, v) instead of the initial state."""
+    that starts from `start` (u, v) instead of the initial state, or whose body hands each step's
+    result back as (v, u)."""
     u, v = initial_state(rows, cols, np.float64) if start is None else start
     for _ in range(steps):
-        u, v = reference_step(*((v, u) if swapped else (u, v)), PARAMS)
+        u, v = reference_step(*((v, u) if swapped else (u, v)), PARAMS)[::-1 if hands_back_swapped else 1]
     return u, v
 
 

@@ -404,8 +404,16 @@ def _thread_own_array(body: str) -> str | None:
 _INTO_COUNTS = ("every block adds into counts[b], the first image's histogram: add into its own image's, "
                 "image_counts[b] (counts + blockIdx.y * bins)")
 #: A loop over the bins to b <= bins (not b <= bins - 1): one past the last bin.
-_ONE_PAST = re.compile(r"<=\s*bins\b(?!\s*-)")
-_ONE_PAST_HINT = "a loop over the bins runs to b <= bins, one past the last bin (bins - 1): b < bins"
+_ONE_PAST = re.compile(r"(\w+)\s*<=\s*(bins|cells)\b(?!\s*-)")
+
+
+def _one_past(body: str) -> str | None:
+    """The hint for a loop over the bins or the cells to <= their count, one past the last."""
+    if found := _ONE_PAST.search(body):
+        index, count = found.groups()
+        return (f"a loop runs to {index} <= {count}, one past the last {count[:-1]} ({count} - 1): "
+                f"{index} < {count}")
+    return None
 _ZEROED_PAST_THE_END = ("your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 "
                         "bytes at launch): its indices go from 0 to bins - 1, b < bins")
 _TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
@@ -427,7 +435,7 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     as_text = [
-        (_ONE_PAST.search(body) is not None, _ONE_PAST_HINT),
+        (_one_past(body) is not None, _one_past(body) or ""),
         (re.search(r"&\s*counts\s*\[", body) is not None, _INTO_COUNTS),
         (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
                                 "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
@@ -477,13 +485,13 @@ def histogram_kernel(body: str):
             if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
                 # a count into bin `bins`, else a 0 there
                 raise NotYet(_TOP_EDGE if past[1] != "0" else _ZEROED_PAST_THE_END) from None
-            if _ONE_PAST.search(body) and "outside" in str(err):
-                raise NotYet(_ONE_PAST_HINT) from None
+            if _one_past(body) and "outside" in str(err):
+                raise NotYet(_one_past(body)) from None
             raise
     want = analysis.histograms(images)
     cells = images[0].size
-    if _ONE_PAST.search(body) and not np.array_equal(got, want):  # on a GPU, its write lands in the next image's bins
-        raise NotYet(_ONE_PAST_HINT)
+    if _one_past(body) and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
+        raise NotYet(_one_past(body))
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
