@@ -28,15 +28,21 @@ BODY_ARGUMENTS = (
 )
 
 
-def _depends_on(jaxpr, outvar) -> set:
-    """The input variables of `jaxpr` that `outvar` is computed from (literals have a `val`)."""
-    if hasattr(outvar, "val"):  # a constant condition (lambda c: True)
-        return set()
-    wanted = {outvar}
+def _slice(jaxpr, outvars) -> tuple[list, set]:
+    """The equations of `jaxpr` that `outvars` are computed from, in order, and the inputs they read
+    (literals, which have a `val`, are no inputs: a constant condition, lambda c: True, reads none)."""
+    wanted, kept = {v for v in outvars if not hasattr(v, "val")}, []
     for eqn in reversed(jaxpr.eqns):
         if any(out in wanted for out in eqn.outvars):
+            kept.append(eqn)
             wanted.update(v for v in eqn.invars if not hasattr(v, "val"))
-    return wanted.intersection(jaxpr.invars)
+    return kept[::-1], wanted.intersection(jaxpr.invars)
+
+
+def _loop_parts(eqn):
+    """A while equation's condition and body jaxprs, and the carry among each one's inputs."""
+    body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
+    return cond, cond.invars[eqn.params["cond_nconsts"]:], body, body.invars[eqn.params["body_nconsts"]:]
 
 
 def endless_loop(program) -> str | None:
@@ -45,11 +51,9 @@ def endless_loop(program) -> str | None:
     for eqn in _equations(program.jaxpr):
         if eqn.primitive.name != "while":
             continue
-        body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
-        carry_in = body.invars[eqn.params["body_nconsts"]:]
+        cond, cond_carry, body, carry_in = _loop_parts(eqn)
         changed = {i for i, (before, after) in enumerate(zip(carry_in, body.outvars)) if before is not after}
-        cond_carry = cond.invars[eqn.params["cond_nconsts"]:]
-        read = [i for i, var in enumerate(cond_carry) if var in _depends_on(cond, cond.outvars[0])]
+        read = [i for i, var in enumerate(cond_carry) if var in _slice(cond, cond.outvars)[1]]
         if not changed.intersection(read):
             which = ", ".join(f"c[{i}]" for i in read) or "nothing of the carry"
             return (f"your loop never ends: lax.while_loop's condition reads {which}, which its body returns "
@@ -62,47 +66,44 @@ def endless_loop(program) -> str | None:
 ROUNDS_PLAYED = 20_000
 
 
-def _slice(jaxpr, outvars) -> tuple[list, set]:
-    """The equations of `jaxpr` that `outvars` are computed from, in order, and the inputs they read."""
-    wanted, kept = {v for v in outvars if not hasattr(v, "val")}, []
-    for eqn in reversed(jaxpr.eqns):
-        if any(out in wanted for out in eqn.outvars):
-            kept.append(eqn)
-            wanted.update(v for v in eqn.invars if not hasattr(v, "val"))
-    return kept[::-1], wanted.intersection(jaxpr.invars)
+def _value(var, values: dict):
+    """A variable's value in `values`, a literal's its own."""
+    return var.val if hasattr(var, "val") else values[var]
 
 
 def _evaluate(eqns, values: dict) -> dict:
     """`values` (variable -> value) with what `eqns` compute from them, each primitive run as it is."""
     for eqn in eqns:
-        out = eqn.primitive.bind(*(v.val if hasattr(v, "val") else values[v] for v in eqn.invars), **eqn.params)
+        out = eqn.primitive.bind(*(_value(v, values) for v in eqn.invars), **eqn.params)
         values.update(zip(eqn.outvars, out if eqn.primitive.multiple_results else [out]))
     return values
 
 
 def _control(eqn):
-    """A while loop's control: the carry positions its condition depends on, through its body too,
-    (positions, the body's and condition's equations for them), where they are scalars set by
-    literals (a counter from 0, a bound known when traced); None where their values are not known
-    before the program runs (a bound passed as an argument)."""
-    body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
-    nb, nc = eqn.params["body_nconsts"], eqn.params["cond_nconsts"]
+    """A while loop's control, the carry its condition depends on (through its body too), where it
+    is scalars set by literals (a counter from 0, a bound known when traced): (the condition's
+    equations, its carry inputs, its output; the body's equations, its carry inputs, outputs; their
+    values at the start). None where they are not known before the program runs (a bound passed as
+    an argument, a constant computed outside the loop)."""
+    cond, cond_carry, body, body_carry = _loop_parts(eqn)
     cond_eqns, cond_reads = _slice(cond, cond.outvars)
-    positions = {cond.invars.index(v) - nc for v in cond_reads}
-    if any(p < 0 for p in positions):  # a constant of the condition's, computed outside the loop
+    if not cond_reads <= set(cond_carry):
         return None
+    positions = {cond_carry.index(v) for v in cond_reads}
     while True:
         body_eqns, body_reads = _slice(body, [body.outvars[p] for p in positions])
-        more = {body.invars.index(v) - nb for v in body_reads}
-        if any(p < 0 for p in more):
+        if not body_reads <= set(body_carry):
             return None
+        more = {body_carry.index(v) for v in body_reads}
         if more <= positions:
             break
         positions |= more
-    start = [eqn.invars[nc + nb + p] for p in sorted(positions)]
+    positions = sorted(positions)
+    start = [eqn.invars[len(eqn.invars) - len(body_carry) + p] for p in positions]
     if not all(hasattr(v, "val") and getattr(v.aval, "shape", None) == () for v in start):
         return None
-    return sorted(positions), cond_eqns, body_eqns, [v.val for v in start]
+    return (cond_eqns, [cond_carry[p] for p in positions], cond.outvars[0],
+            body_eqns, [body_carry[p] for p in positions], [body.outvars[p] for p in positions], [v.val for v in start])
 
 
 def endless_count(program) -> str | None:
@@ -115,23 +116,19 @@ def endless_count(program) -> str | None:
     for eqn in _equations(program.jaxpr):
         if eqn.primitive.name != "while" or (control := _control(eqn)) is None:
             continue
-        positions, cond_eqns, body_eqns, carry = control
-        body, cond = eqn.params["body_jaxpr"].jaxpr, eqn.params["cond_jaxpr"].jaxpr
-        nb, nc = eqn.params["body_nconsts"], eqn.params["cond_nconsts"]
+        cond_eqns, cond_in, cond_out, body_eqns, body_in, body_out, carry = control
         try:  # what cannot be played here (a primitive that does not run alone, no CPU device) is not told
             with jax.default_device(jax.devices("cpu")[0]), jax.ensure_compile_time_eval():
                 for _ in range(ROUNDS_PLAYED):
-                    held = dict(zip((cond.invars[nc + p] for p in positions), carry))
-                    if not bool(_evaluate(cond_eqns, held).get(cond.outvars[0], getattr(cond.outvars[0], "val", None))):
+                    if not bool(_value(cond_out, _evaluate(cond_eqns, dict(zip(cond_in, carry))))):
                         break
-                    values = _evaluate(body_eqns, dict(zip((body.invars[nb + p] for p in positions), carry)))
-                    carry = [values.get(body.outvars[p], getattr(body.outvars[p], "val", None)) for p in positions]
+                    values = _evaluate(body_eqns, dict(zip(body_in, carry)))
+                    carry = [_value(out, values) for out in body_out]
                 else:
                     counter = ", ".join(str(np.asarray(c).item()) for c in carry)
                     return (f"your loop never ends: after {ROUNDS_PLAYED:,} rounds lax.while_loop's condition still holds "
-                            f"(its counter is now {counter}). The counter must reach the "
-                            "bound: from 0, c[0] + 1 each round, while c[0] < steps (or use lax.fori_loop(0, steps, body, "
-                            "(u, v)))")
+                            f"(its counter is now {counter}). The counter must reach the bound: from 0, c[0] + 1 each "
+                            "round, while c[0] < steps (or use lax.fori_loop(0, steps, body, (u, v)))")
         except Exception:  # noqa: BLE001 (not told, the program runs as written)
             continue
     return None

@@ -403,8 +403,10 @@ def _thread_own_array(body: str) -> str | None:
 
 _INTO_COUNTS = ("every block adds into counts[b], the first image's histogram: add into its own image's, "
                 "image_counts[b] (counts + blockIdx.y * bins)")
-#: A loop over the bins to b <= bins (not b <= bins - 1): one past the last bin.
+#: A loop over the bins or the cells to <= their count (not <= bins - 1): one past the last.
 _ONE_PAST = re.compile(r"(\w+)\s*<=\s*(bins|cells)\b(?!\s*-)")
+#: The block's histogram added into counts, the first image's row, instead of image_counts.
+_INTO_COUNTS_CODE = re.compile(r"&\s*counts\s*\[")
 
 
 def _one_past(body: str) -> str | None:
@@ -414,6 +416,8 @@ def _one_past(body: str) -> str | None:
         return (f"a loop runs to {index} <= {count}, one past the last {count[:-1]} ({count} - 1): "
                 f"{index} < {count}")
     return None
+
+
 _ZEROED_PAST_THE_END = ("your kernel sets an entry past the block's histogram to 0 (it has bins entries, bins * 4 "
                         "bytes at launch): its indices go from 0 to bins - 1, b < bins")
 _TOP_EDGE = "the cells of value 1 are missing: (int)(v * bins) = bins is one past the last bin, min((int)(v * bins), bins - 1)"
@@ -434,9 +438,10 @@ def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
+    one_past, into_counts = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None
     as_text = [
-        (_one_past(body) is not None, _one_past(body) or ""),
-        (re.search(r"&\s*counts\s*\[", body) is not None, _INTO_COUNTS),
+        (one_past is not None, one_past or ""),
+        (into_counts, _INTO_COUNTS),
         (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
                                 "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
                                 "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
@@ -485,13 +490,13 @@ def histogram_kernel(body: str):
             if past := re.search(r"past its shared memory.*wrote (\d+) at", str(err)):
                 # a count into bin `bins`, else a 0 there
                 raise NotYet(_TOP_EDGE if past[1] != "0" else _ZEROED_PAST_THE_END) from None
-            if _one_past(body) and "outside" in str(err):
-                raise NotYet(_one_past(body)) from None
+            if one_past and "outside" in str(err):
+                raise NotYet(one_past) from None
             raise
     want = analysis.histograms(images)
     cells = images[0].size
-    if _one_past(body) and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
-        raise NotYet(_one_past(body))
+    if one_past and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
+        raise NotYet(one_past)
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
@@ -508,7 +513,7 @@ def histogram_kernel(body: str):
     tops = (images == 1).sum(axis=(1, 2))
     if np.array_equal(got, want - np.outer(tops, np.arange(analysis.BINS) == analysis.BINS - 1)) and tops.any():
         raise NotYet(_TOP_EDGE)
-    if re.search(r"&\s*counts\s*\[", body) and not np.array_equal(got, want):
+    if into_counts and not np.array_equal(got, want):
         raise NotYet(_INTO_COUNTS)
     if np.any(got.sum(axis=1) > cells):
         raise NotYet("more counts than cells: the block's histogram in shared memory starts with whatever was "
