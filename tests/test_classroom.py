@@ -258,7 +258,9 @@ def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path, 
     assert not attempt.passed and attempt.seconds >= 20, "stopped before its limit"
     assert attempt.failure == ("stopped after 20 s in cell 1 (def wait_for_nothing():): the notebook's time limit "
                                "(--timeout)")
+    assert attempt.slowest_cells[0][0] == 1 and attempt.slowest_cells[0][1] >= 15, attempt.slowest_cells
     (logs,) = (tmp_path / "out").iterdir()
+    assert re.search(r"^\[\s*[\d.]+ s\] .*::Cell 1 ", (logs / "0-stuck.log").read_text(), re.M), "no stamp"
     stacks = (logs / "0-stuck-stopped.txt").read_text()
     assert "in wait_for_nothing" in stacks and "--- process " in stacks, stacks
 
@@ -282,6 +284,13 @@ def test_the_running_cell_is_read_from_nbvals_verbose_log(tmp_path):
     assert classroom.running_cell(log, tmp_path / "n.ipynb") == " in cell 1 (y = 2)" and notebook
     assert classroom.running_cell("n.ipynb::Cell 0 PASSED   [ 50%]\n", tmp_path / "n.ipynb") == " after cell 0 (x = 1)"
     assert classroom.running_cell("collecting ...", tmp_path / "n.ipynb") == ""
+
+
+def test_the_slowest_cells_are_read_from_the_stamped_log():
+    log = ("[    0.5 s] collecting\n[    2.0 s] n.ipynb::Cell 0 PASSED\n[    3.0 s] n.ipynb::Cell 1 PASSED\n"
+           "[   13.0 s] n.ipynb::Cell 2 ")
+    assert classroom.slowest_cells(log, 20.0, most=2) == [[1, 10.0], [2, 7.0]]
+    assert classroom.slowest_cells("collecting ...", 5.0) == []
 
 
 def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):

@@ -27,6 +27,9 @@
 #              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
 #              (classroom.json, saved after each), the small-GPU rehearsal at 4 GB free, the suite
 #              (the files that use cuPyNumeric, then the rest), the rehearsal at 2 GB free
+#   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
+#              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
+#              where a classroom's notebooks spend their time (each cell's start is in the logs)
 #   tune       gs-course tune: the sweep of the multistep shapes and Pallas blocks (multistep-sweep.json),
 #              its best applied to this chain's copy of the tree (multistep-defaults.diff), then the
 #              four cases of `bench` again at those defaults
@@ -145,6 +148,14 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         $(grep -l cupynumeric tests/test_*.py)
       suite 420 numpy,jax,cupy
       small_gpu 2 ;;
+    diagnose)
+      nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
+      local dmon=$!
+      vmstat -t 1 >"$out/vmstat.txt" 2>&1 &
+      local vmstat=$!
+      step 540 0 classroom-cupy python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 2 --timeout 300 \
+        --out "$out/classroom-cupy" 3
+      kill "$dmon" "$vmstat" ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }

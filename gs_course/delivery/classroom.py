@@ -164,6 +164,33 @@ class Attempt:
     peak_mib: int | None  # that student's processes at their peak; None: not measured
     failure: str | None = None  # the first failure, one line
     slowdown: float | None = None  # seconds over the notebook's time alone
+    slowest_cells: list = dataclasses.field(default_factory=list)  # [[cell, seconds], ...], the longest first
+
+
+def stamp_lines(source, sink, start: float) -> None:
+    """Copy `source` (a child's output, bytes) to `sink` (text), each line led by the seconds since
+    `start` at which its first character came: nbval (-v) names a cell as the cell starts, so
+    each cell's line carries its start, and the last one the cell a stopped notebook was in."""
+    at_line_start = True
+    try:
+        for chunk in iter(lambda: source.read1(65536), b""):
+            for piece in chunk.decode(errors="replace").splitlines(keepends=True):
+                if at_line_start:
+                    sink.write(f"[{time.perf_counter() - start:7.1f} s] ")
+                sink.write(piece)
+                at_line_start = piece.endswith("\n")
+            sink.flush()
+    except ValueError:  # the log closed under it: a process outlived its tree's stop and kept the pipe
+        pass
+
+
+def slowest_cells(log: str, seconds: float, most: int = 3) -> list[list]:
+    """The `most` longest cells of a stamped log (`stamp_lines`): [[cell, seconds], ...], each
+    cell's time from its start to the next one's (the last one's to `seconds`, the run's end)."""
+    starts = [(int(cell), float(at)) for at, cell in re.findall(r"^\[\s*([\d.]+) s\] .*?::Cell (\d+)", log, re.M)]
+    ends = [at for _, at in starts[1:]] + [seconds]
+    spans = [[cell, round(end - at, 1)] for (cell, at), end in zip(starts, ends)]
+    return sorted(spans, key=lambda span: -span[1])[:most]
 
 
 def running_cell(log: str, notebook: Path) -> str:
@@ -211,10 +238,12 @@ class Classroom:
         # -vv on top of its -q: verbose, each cell named as it starts
         command = nbval_command(notebook, self.root, f"--junitxml={junit}", "-vv")
         start = time.perf_counter()
-        with open(log, "w") as output:
-            # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
-            proc = subprocess.Popen(command, cwd=self.root, env={**self.env, "GS_COURSE_STACKS": str(stacks)},
-                                    stdout=output, stderr=subprocess.STDOUT, start_new_session=True)
+        output = open(log, "w")
+        # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
+        proc = subprocess.Popen(command, cwd=self.root, env={**self.env, "GS_COURSE_STACKS": str(stacks)},
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        stamper = threading.Thread(target=stamp_lines, args=(proc.stdout, output, start), daemon=True)
+        stamper.start()
         with self._lock:
             self._running[student] = proc
             stopped_meanwhile = self._stopping.is_set()
@@ -236,6 +265,8 @@ class Classroom:
             with self._lock:
                 self._running.pop(student, None)
             peak = self.sampler.unwatch(proc.pid)
+            stamper.join(10)  # the output's end: its kernels, which shared it, are gone with the tree
+            output.close()
         seconds = time.perf_counter() - start
         if self._stopping.is_set():
             failure = "stopped: the classroom was interrupted"
@@ -243,7 +274,8 @@ class Classroom:
             said = first_failure(junit.read_text()) if junit.exists() else None
             tail = log.read_text().strip().splitlines()
             failure = said or (tail[-1] if tail else f"exit code {proc.returncode}")
-        return Attempt(student, notebook.name, failure is None, seconds, peak, failure)
+        return Attempt(student, notebook.name, failure is None, seconds, peak, failure,
+                       slowest_cells=slowest_cells(log.read_text(), seconds))
 
     def _student(self, student: int, folder: Path) -> None:
         if self._stopping.wait(student * self.stagger_s):
@@ -431,12 +463,14 @@ def markdown(record: dict) -> str:
         if step["first_failure"]:
             failure = step["first_failure"]
             lines += [f"First failure: student {failure['student']}, {failure['notebook']}: {failure['message']}", ""]
-        lines += ["| student | notebook | result | time | against alone | peak GPU memory |", "|---|---|---|---|---|---|"]
+        lines += ["| student | notebook | result | time | against alone | peak GPU memory | slowest cells |",
+                  "|---|---|---|---|---|---|---|"]
         for a in step["attempts"]:
             slowdown = f"{a['slowdown']:.2f}x" if a["slowdown"] is not None else "-"
             result = "pass" if a["passed"] else f"FAIL: {a['failure']}"
+            cells = ", ".join(f"{cell}: {seconds:.0f} s" for cell, seconds in a.get("slowest_cells", [])) or "-"
             lines.append(f"| {a['student']} | {a['notebook']} | {result} | {a['seconds']:.0f} s | {slowdown} | "
-                         f"{_memory(a, step['memory'])} |")
+                         f"{_memory(a, step['memory'])} | {cells} |")
         lines.append("")
     return "\n".join(lines)
 
