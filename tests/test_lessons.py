@@ -149,3 +149,53 @@ def test_the_students_folder_has_the_glossary_the_notebooks_link():
     from gs_course.delivery import handout
 
     assert "glossary.md" in [p.name for p in handout.course_files()]
+
+
+def _code_trees(path: Path) -> list:
+    """Each code cell's syntax tree (IPython's % and ! lines left out)."""
+    import ast
+
+    trees = []
+    for cell in _cells(path):
+        if cell["cell_type"] == "code":
+            lines = [line for line in _source(cell).splitlines() if not line.lstrip().startswith(("%", "!"))]
+            trees.append(ast.parse("\n".join(lines)))
+    return trees
+
+
+def gpu_only_rebinds(trees: list) -> list[tuple[str, int, int]]:
+    """(name, cell, later cell): a name that an earlier cell binds for every machine, rebound inside
+    a GPU-only branch (`if CUPY.ok:`, `if ...gpu...:`), then read by a later cell that does not bind
+    it: that cell runs with another value on a GPU than on the CPU the tests run on. (The CuPy
+    tutorial's timing loop rebound `steps` so, and the image-writing cell after it did ten times its
+    work on the H200 only.)"""
+    import ast
+
+    def stores(node) -> set[str]:
+        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    def gpu_only(test) -> bool:
+        text = ast.unparse(test)
+        return text.endswith(".ok") and "not " not in text or "gpu" in text.lower() and "not " not in text
+
+    found, everywhere = [], set()
+    for number, tree in enumerate(trees):
+        branches = [n for n in ast.walk(tree) if isinstance(n, ast.If) and gpu_only(n.test)]
+        rebound = set().union(*(stores(ast.Module(body=b.body, type_ignores=[])) for b in branches)) & everywhere
+        for later in range(number + 1, len(trees)):
+            reads = {n.id for n in ast.walk(trees[later]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+            found += [(name, number, later) for name in sorted(rebound & reads - stores(trees[later]))]
+        in_branches = set().union(*(stores(ast.Module(body=b.body, type_ignores=[])) for b in branches))
+        everywhere |= stores(tree) - in_branches
+    return found
+
+
+def test_no_gpu_only_branch_rebinds_a_name_that_a_later_cell_reads(solved):
+    assert gpu_only_rebinds(_code_trees(solved)) == []
+
+
+def test_a_gpu_only_rebind_read_later_is_found():
+    import ast
+
+    cells = ["steps = 32", "if CUPY.ok:\n    steps = 320\n    run(steps)", "save(steps)", "steps = 4\nsave(steps)"]
+    assert gpu_only_rebinds([ast.parse(c) for c in cells]) == [("steps", 1, 2)]

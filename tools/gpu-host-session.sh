@@ -24,8 +24,8 @@
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
-#              check (instructor-check.json), classrooms of 16 and 24 held to its times alone
-#              (classroom.json, saved after each), the small-GPU rehearsal at 4 GB free, the suite
+#              check (instructor-check.json), classrooms of 16 and 24 (RAMP) held to its times alone
+#              (classroom.json, saved after each; GPU and CPU use sampled), the small-GPU rehearsal at 4 GB free, the suite
 #              (the files that use cuPyNumeric, then the rest), the rehearsal at 2 GB free
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
@@ -139,8 +139,13 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       step 300 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp 16,24 --stagger 2 \
-        --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      nvidia-smi dmon -s um -d 1 >"$out/dmon-classroom.txt" 2>&1 &
+      local dmon=$!
+      vmstat -t 1 >"$out/vmstat-classroom.txt" 2>&1 &
+      local vmstat=$!
+      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16,24}" \
+        --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      kill "$dmon" "$vmstat"
       small_gpu 4
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
