@@ -153,7 +153,8 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
         return classroom.Attempt(student, notebook.name, True, {1: 10.0, 2: 15.0, 4: 25.0}[room.students], 700 + student)
 
     monkeypatch.setattr(classroom.Classroom, "_run_notebook", fake_run)
-    payload = classroom.ramp([tmp_path / "a.ipynb", tmp_path / "b.ipynb"], [1, 2, 4, 8], 0, 60, "small", log=lambda _: None)
+    payload = classroom.ramp([tmp_path / "a.ipynb", tmp_path / "b.ipynb"], [1, 2, 4, 8], 0, 60, "small",
+                             log=lambda _: None, logs=tmp_path / "logs")
     record = records.record(classroom.KIND, payload)
     assert [step["students"] for step in record["steps"]] == [1, 2, 4] and record["largest_passing"] == 2
     alone, two, four = record["steps"]
@@ -215,7 +216,7 @@ def test_times_alone_come_from_an_instructor_check_of_the_same_size(tmp_path, mo
         return classroom.Attempt(student, notebook.name, True, 25.0, None)
 
     monkeypatch.setattr(classroom.Classroom, "_run_notebook", fake_run)
-    payload = classroom.ramp(notebooks, [2], 0, 60, "full", log=lambda _: None, alone=alone)
+    payload = classroom.ramp(notebooks, [2], 0, 60, "full", log=lambda _: None, alone=alone, logs=tmp_path / "logs")
     (step,) = payload["steps"]
     assert [a["slowdown"] for a in step["attempts"]] == [2.5, 1.25, 2.5, 1.25] and step["within_limit"] is False
     assert payload["alone"] == alone and payload["largest_passing"] is None
@@ -296,8 +297,8 @@ def test_the_slowest_cells_are_read_from_the_stamped_log():
 def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):
     stuck = _notebook(tmp_path / "stuck.ipynb", ("import time\ntime.sleep(300)", None))
     proc = subprocess.Popen([sys.executable, "-m", "gs_course.cli", "instructor-check", "--students", "2",
-                             "--stagger", "0", stuck], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            cwd=paths.ROOT)
+                             "--stagger", "0", "--out", tmp_path / "out", stuck],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=paths.ROOT)
     deadline = time.time() + 120
     tree = set()
     while time.time() < deadline:  # until both students' kernels run

@@ -240,8 +240,10 @@ class Classroom:
         start = time.perf_counter()
         output = open(log, "w")
         # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
-        proc = subprocess.Popen(command, cwd=self.root, env={**self.env, "GS_COURSE_STACKS": str(stacks), "PYTHONUNBUFFERED": "1"},
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+        # Unbuffered: each line reaches the log, stamped, as it is written.
+        env = {**self.env, "GS_COURSE_STACKS": str(stacks), "PYTHONUNBUFFERED": "1"}
+        proc = subprocess.Popen(command, cwd=self.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
         stamper = threading.Thread(target=stamp_lines, args=(proc.stdout, output, start), daemon=True)
         stamper.start()
         with self._lock:
