@@ -22,7 +22,7 @@ def _right(rows, cols, block, strip_rows):
 def test_strip_launch_accepts_the_right_configuration(capsys):
     cupy_check.strip_launch(_right)
     out = capsys.readouterr().out
-    assert out.startswith("\N{CHECK MARK} launch configuration: right on 5 grids")
+    assert out.startswith("\N{CHECK MARK} launch configuration: right on 6 grids")
     assert ("the strip kernel launched with it computed every cell" in out) == CUPY.ok
 
 

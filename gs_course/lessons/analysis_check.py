@@ -108,6 +108,14 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
         raise NotYet(f"your masses have shape {got.shape}, expected (images,) = {want.shape}")
     if _close(got, want / (rows * cols)):
         raise NotYet("that is the mean V of each image: the mass is the sum of V over the cells")
+    for wrong, hint in ((images.astype(np.int64).sum(axis=(1, 2)), "your masses are sums of whole numbers: astype(int) "
+                         "turns each V (between 0 and 1) into 0 before the sum; sum V itself, in float64"),
+                        (images[:, 0, :].sum(axis=1), "your masses sum each image's first row only (images[:, 0, :]): "
+                         "sum all of its cells, axis=(1, 2)"),
+                        (images[:, :, 0].sum(axis=1), "your masses sum each image's first column only: sum all of its "
+                         "cells, axis=(1, 2)")):
+        if not _close(got, want, rtol=1e-2) and _close(got, np.asarray(wrong, np.float64), rtol=1e-4):
+            raise NotYet(hint)
     if not _close(got, want, rtol=1e-2):  # near enough for float16's digits: its dtype is then named
         raise NotYet(_first_difference(got, want, "your mass"))
     in_float64 = not type(result).__module__.startswith("jax")  # JAX: float64 needs x64
@@ -194,6 +202,17 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         if np.array_equal(got, np.bincount(unspread.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
             raise NotYet(f"your offsets are {what}: image m's bins start at m * bins, "
                          "(xp.arange(images) * bins)[:, None, None]")
+    batch_histogram = want.sum(axis=0)
+    if np.array_equal(got[0], batch_histogram) and not got[1:].any():
+        raise NotYet("every image's cells went into the first image's bins (row 0 is the whole batch's histogram, the "
+                     "other rows are zeros): number image m's bins from m * bins, (xp.arange(images) * bins)[:, None, None]")
+    if (got == batch_histogram).all():
+        raise NotYet("each row is the histogram of the whole batch: count each image apart, its bins numbered from "
+                     "m * bins")
+    along_rows = binned + bins * np.arange(rows)[None, :, None]
+    if np.array_equal(got, np.bincount(along_rows.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
+        raise NotYet("your offsets follow the rows of an image (axis 1), not the images: image m's bins start at "
+                     "m * bins, (xp.arange(images) * bins)[:, None, None]")
     if np.array_equal(want.sum(axis=1) - got.sum(axis=1), top):
         raise NotYet("the cells equal to 1 are missing: the top edge belongs to the last bin (as in "
                      "numpy.histogram); clip the bin index to bins - 1")
@@ -485,6 +504,9 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "multiplies the images as they are, rows @ rows.T, divided by their norms")
     if _close(got, 1 - want, 1e-4):
         raise NotYet("that is 1 - the similarity (a distance): return the similarity itself, 1 for an image with itself")
+    if np.abs(np.diagonal(got)).max() < 1e-2 * np.abs(got).max() and (got >= -1e-6).all():
+        raise NotYet("your matrix is 0 on its diagonal, where an image meets itself: a distance (between the images), "
+                     "not their similarity, which is 1 there: rows @ rows.T divided by the two images' norms")
     if _close(got, analysis.similarity(rows.reshape(-1, count).T), 1e-4):
         raise NotYet("your rows are not the images: images.reshape(-1, n).T puts cells of several images in each row. "
                      "Make each image a row, images.reshape(len(images), -1)")

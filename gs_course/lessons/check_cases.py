@@ -58,6 +58,10 @@ CASES = [
     Case("cupynumeric 1", (), PASS, "2 arrays on the device"),
     Case("cupynumeric 1", ("v = cnp.asarray(v0)", "v = v0"), FAIL, "not on the device", name="v left on the host"),
     Case("cupynumeric 3", (), PASS, "right with dt"),
+    Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "u += p.dt * du\n    v += p.dt * dv\n    return u, v"),
+         FAIL, "right values but changes its inputs in place.*return u \\+ p.dt \\* du", name="the inputs updated in place"),
+    Case("cupy 2", ("return u + p.dt * du, v + p.dt * dv", "u += p.dt * du\n    v += p.dt * dv\n    return u, v"),
+         FAIL, "changes its inputs in place", name="the inputs updated in place"),
     Case("cupynumeric 3", ("return u + p.dt * du, v + p.dt * dv", "return v + p.dt * dv, u + p.dt * du"), FAIL,
          "U and V are swapped", name="U and V swapped"),
     Case("cupynumeric 4", (), PASS, "time loop: right"),
@@ -70,6 +74,12 @@ CASES = [
     Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "-(-rows // block[1])"), FAIL, "a thread for every row",
          name="a thread a row"),
     Case("cupy 5", ("-(-cols // block[0])", "cols // block[0]"), FAIL, "round the division up", name="rounded down"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "rows // (block[1] * strip_rows) + 1"), FAIL,
+         "wholly outside the domain.*rounded down plus one adds a block too many where the blocks divide the rows", name="rows rounded down, plus one"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "(rows // strip_rows) // block[1] + 1"), FAIL,
+         "wholly outside the domain", name="rows per strip, then per block, plus one"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "(rows + block[1] * strip_rows - 1) // (block[1] * strip_rows)"),
+         PASS, "launch configuration: right", name="rounded up by adding the divisor less one"),
     Case("synthesis 3", (), PASS, "histograms"),
     Case("synthesis 3", ("xp.minimum((images * bins).astype(np.int64), bins - 1)", "(images * bins).astype(np.int64)"),
          FAIL, "one past the last bin|bins - 1", name="the top edge past the last bin"),
@@ -78,9 +88,19 @@ CASES = [
     Case("synthesis 4", ("image[coordinates[:, 0], coordinates[:, 1]]", "image[coordinates]"), FAIL, "",
          name="indexed with the coordinates array"),
     Case("synthesis 6", (), PASS, "similarity"),
+    Case("synthesis 6", ("return gram / (norms[:, None] * norms[None, :])",
+                         "return xp.sqrt(xp.maximum(norms[:, None] ** 2 + norms[None, :] ** 2 - 2 * gram, 0))"), FAIL,
+         "0 on its diagonal.*a distance", name="the distances between the images"),
     Case("synthesis 6", ("return gram / (norms[:, None] * norms[None, :])", "return gram"), FAIL, "Gram matrix",
          name="the Gram matrix"),
     Case("jax 2", (), PASS, "runs under jax.jit"),
+    Case("jax 2", ("    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))\n"
+                   "    return window_sum - counts * a",
+                   "    out = jnp.zeros_like(a)\n    for r in range(rows):\n"
+                   "        out = out.at[r].set(padded[r : r + 3].sum(axis=0)[0:cols] + padded[r : r + 3].sum(axis=0)[1:cols + 1]"
+                   " + padded[r : r + 3].sum(axis=0)[2:cols + 2])\n"
+                   "    return out - counts * a"), FAIL, "grows with the grid's rows.*the nine slices",
+         name="a Python loop over the rows, each row set with .at"),
     Case("jax 2", ("padded[i : i + rows, j : j + cols]", "padded[i : i + rows - 1, j : j + cols]"), FAIL,
          "different shapes.*padded\\[i : i \\+ rows, j : j \\+ cols\\]", name="a slice one row short"),
     Case("jax 2", ("for i in range(3) for j in range(3))", "for i, j in ((0, 1), (1, 0), (1, 2), (2, 1)))",
@@ -127,6 +147,8 @@ CASES = [
     Case("jax 6", ("return jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))",
                    "return jnp.stack([one_pair(f, k) for f, k in zip(feeds, kills)])"), FAIL, "grows with the pairs",
          name="a Python loop over the pairs"),
+    Case("jax 6", ("+ feed * (1 - u)", "+ params.feed * (1 - u)", "(feed + kill) * v", "(params.feed + kill) * v"), FAIL,
+         "the setup's feed, params.feed: inside one_pair use the pair's own feed", name="params.feed for the pair's feed"),
     Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(jnp.asarray(kills), jnp.asarray(feeds))"), FAIL,
          "F and k are swapped", name="kills for feeds"),
     Case("jax 7", (), PASS, "halo exchange: right"),
@@ -139,6 +161,8 @@ CASES = [
          FAIL, "swapped", name="above and below swapped"),
     Case("jax 7", ("down = [(i, i + 1) for i in range(bands - 1)]", "down = [(i, (i + 1) % bands) for i in range(bands)]"),
          FAIL, "nothing lies beyond the grid's edges", name="the last band sends to the first"),
+    Case("jax 7", ("for i in range(bands - 1)]", "for i in range(bands - 2)]"), FAIL, "one pair short",
+         name="the pairs one short (empty with 2 bands)"),
     # --- cuPyNumeric ----------------------------------------------------------------------------
     Case("cupynumeric 2", (), PASS, "laplacian: right"),
     Case("cupynumeric 2", "def laplacian(a):\n    return sum(cnp.roll(cnp.pad(a, 1), (-i, -j), axis=(0, 1))[1:-1, 1:-1] "
@@ -153,7 +177,9 @@ CASES = [
     Case("cupynumeric 6", (), PASS, "time loop: right"),
     Case("cupynumeric 6", _TASK_WITH_CNP, FAIL, "calls cuPyNumeric inside its body", name="cnp inside the task"),
     Case("cupynumeric 6", ("np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b", "pass"), FAIL,
-         "never written.*np.asarray\\(u_out\\)\\[:\\] = ", name="empty_like outputs never written"),
+         "never writes u_out and v_out.*np.asarray\\(u_out\\)\\[:\\] = ", name="empty_like outputs never written"),
+    Case("cupynumeric 6", ("np.asarray(u_out)[:] = a", "u_out = a"), FAIL, "never writes u_out \\(",
+         name="u_out rebound, v_out written"),
     # --- CuPy -----------------------------------------------------------------------------------
     Case("cupy 1", (), PASS, "laplacian: right"),
     Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.asarray(np.pad(a.get(), 1))"), FAIL,
@@ -259,6 +285,22 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     # --- Synthesis ------------------------------------------------------------------------------
     *SYNTHESIS_CASES,  # playtest 4a's kinds (their own module: this one stays under 600 lines)
     Case("synthesis 1", (), PASS, "mass: one per image"),
+    Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.astype(np.int64).sum(axis=(1, 2))"),
+         FAIL, "sums of whole numbers: astype\\(int\\)", name="summed as integers"),
+    Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images[:, 0, :].sum(axis=1, dtype=np.float64)"),
+         FAIL, "first row only", name="the first row of each image"),
+    Case("synthesis 3", ("    index += (xp.arange(count) * bins)[:, None, None]\n", ""), FAIL,
+         "went into the first image's bins", name="no offsets"),
+    Case("synthesis 3", ("    index = xp.minimum((images * bins).astype(np.int64), bins - 1)\n"
+                         "    index += (xp.arange(count) * bins)[:, None, None]\n"
+                         "    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
+                         "    return xp.tile(xp.histogram(images, bins, (0, 1))[0], (count, 1))"), FAIL,
+         "each row is the histogram of the whole batch", name="the batch's histogram, tiled"),
+    Case("synthesis 3", ("    index += (xp.arange(count) * bins)[:, None, None]\n"
+                         "    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
+                         "    index += (xp.arange(images.shape[1]) * bins)[None, :, None]\n"
+                         "    return xp.bincount(index.ravel(), minlength=count * bins)[: count * bins].reshape(count, bins)"),
+         FAIL, "follow the rows of an image", name="offsets along the rows"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.sum(axis=(1, 2)).astype(np.float64)"),
          FAIL, "summed in float32", name="summed in float32, then converted"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.astype(np.float64).sum(axis=(2, 1))"),

@@ -68,6 +68,8 @@ PLAYTEST_4_JAX = [
     Case("jax 7", (_PAIRS_OF, "down = [(i - 1, i) for i in range(1, bands)]\n    up = [(i, i - 1) for i in range(1, bands)]"),
          PASS, "halo exchange: right", name="the pairs (i - 1, i) from 1"),
     # playtest 5: scan's body, pmap for vmap
+    Case("jax 5", ("return (u, v), v", "return (u, v), (v, u)"), FAIL, "two stacks of images: your scan's body emits a pair",
+         name="each image emitted as the pair (v, u)"),
     Case("jax 5", ("return (u, v), v", "return u, v"), FAIL, "lax.scan's body returns a pair \\(carry, y\\)",
          name="one_image returning the carry only"),
     Case("jax 5", ("def one_image(uv, _):", "def one_image(_, uv):"), FAIL, "lax.scan calls its body as body\\(carry, x\\)",

@@ -150,9 +150,13 @@ def _changed(passed, originals) -> bool:
     return any(not np.array_equal(_to_numpy(p, "", None), o, equal_nan=True) for p, o in zip(passed, originals))
 
 
-def _changed_note(changed: bool, what: str) -> str:
-    return (f" (your {what} changed its inputs in place: right here, but the caller's arrays changed too)"
-            if changed else "")
+def _refuse_changed_inputs(changed: bool, what: str) -> None:
+    """Right values from a function that changed its inputs in place (u += ...) are still refused:
+    the caller's u and v change with them, and the notebook's later cells start from those."""
+    if changed:
+        raise NotYet(f"your {what} gives the right values but changes its inputs in place (u += ...): the caller's u "
+                     "and v change too, and the cells after this one would start from them. Compute new arrays: "
+                     + ("return u + p.dt * du, v + p.dt * dv" if what == "step" else "u, v = step(u, v, p)"))
 
 
 def _jax(device_type):

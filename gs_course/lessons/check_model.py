@@ -22,14 +22,15 @@ import itertools
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _close, _changed_note, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
 from .check_earlier import still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, over_devices, same_program
+from .jax_programs import (BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, not_unrolled, over_devices,
+                           same_program)
 from .laplacian_mistakes import (BORDER_MISTAKES, INTEGER_HINT, RUNNING_SUM_HINT, STENCIL_MISTAKES, laplacian_mistakes,
-                                 running_sum_probe, window_of)
-from .legate_check import convolutions_run, host_arrays_sent, reaches_a_task
+                                 one_axis_padded, pads_recorded, running_sum_probe, window_of)
+from .legate_check import convolutions_run, host_arrays_sent, outputs_never_written, reaches_a_task
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
@@ -226,11 +227,19 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
         a = rng.random(_grid(rng), dtype=np.float32)
         want = reference_laplacian(a.astype(np.float64))
         passed = to_device(a.copy())
-        got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", _STACK_SUMMED, a.size),
-                        "your Laplacian", device_type)
+        with pads_recorded(_library(device_type)) as widths:
+            try:
+                got = _to_numpy(_call(student, (passed,), device_type, "your Laplacian", _STACK_SUMMED, a.size),
+                                "your Laplacian", device_type)
+            except NotYet:
+                if one_axis_padded(widths):
+                    raise NotYet(one_axis_padded(widths)) from None
+                raise
         try:
             compare(got, want.astype(np.float32), "your Laplacian", 1e-5, laplacian_mistakes(a.astype(np.float64)))
         except NotYet as off:
+            if one_axis_padded(widths):
+                raise NotYet(one_axis_padded(widths)) from None
             truncates = running_sum = False
             with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers or rounding
                 truncates = _truncates(student, a, device_type, to_device)
@@ -241,8 +250,10 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
-    if jax is not None:
-        _jaxpr(jax, student, (to_device(a),), "your Laplacian")
+    if jax is not None:  # a program that grows with the rows is a Python loop over them, traced row by row
+        grids = [to_device(np.zeros((rows, a.shape[1]), np.float32)) for rows in (a.shape[0], a.shape[0] + 1)]
+        not_unrolled(*(_jaxpr(jax, student, (grid,), "your Laplacian") for grid in grids), "grid's rows",
+                     "whole arrays at once: the nine slices of the padded array, padded[i : i + rows, j : j + cols]")
     convolved = convolutions_run(lambda: student(to_device(a.copy()))) if uses == "convolve" else True
     if convolved == 0:
         raise NotYet("your function never calls cnp.convolve: the exercise is the Laplacian as one convolution, "
@@ -294,8 +305,8 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     jax = _jax(device_type)
     if jax is not None:
         _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
-    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + _changed_note(changed, "step")
-       + device_note(student, device_type))
+    _refuse_changed_inputs(changed, "step")
+    ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + device_note(student, device_type))
 
 
 def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -> None:
@@ -348,16 +359,21 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                     f"your {name} after {steps} steps", PARITY_ATOL, _per_array(mistakes, index),
                     "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "")
     except NotYet:
-        earlier = still_wrong_earlier(student, _library(device_type), to_device, "your time loop")
+        earlier = (task and outputs_never_written(student)
+                   or still_wrong_earlier(student, _library(device_type), to_device, "your time loop"))
         if earlier:
             raise NotYet(earlier) from None
         raise
+    _refuse_changed_inputs(changed, "time loop")
     ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
-       + _changed_note(changed, "time loop") + device_note(student, device_type))
+       + device_note(student, device_type))
 
 
 def _images_array(got, what: str, device_type):
     if isinstance(got, tuple) and len(got) == 2 and len(getattr(got[1], "shape", ())) == 3:
+        if len(getattr(got[0], "shape", ())) == 3:  # two stacks: each image the body emitted was a pair
+            raise NotYet(f"{what} are two stacks of images: your scan's body emits a pair at each image (both "
+                         "arrays, (v, u) or (u, v)), and lax.scan stacks each: emit V alone, return (u, v), v")
         raise NotYet(f"{what} are a pair: lax.scan returns (carry, stacked); return the stacked images only")
     if got is None:
         raise NotYet(f"{what} are None: end the function with return and the images")

@@ -223,6 +223,19 @@ class _Limited:
             raise self._outcome["error"]
 
 
+@contextlib.contextmanager
+def _thread_errors_kept():
+    """While the checker runs, an error in a thread the student started is kept, not printed: its
+    traceback would come before the one line that names the mistake (a thread writing to a file
+    the checker closed, say), which is what the student reads."""
+    printing, kept = threading.excepthook, []
+    threading.excepthook = kept.append
+    try:
+        yield kept
+    finally:
+        threading.excepthook = printing
+
+
 def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: float = 60) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
@@ -235,7 +248,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
     rows, cols = _grid(np.random.default_rng())
     nbimage, nbextrastep = 4, 7
     simulation = create(backend, PARAMS, rows, cols)
-    with tempfile.TemporaryDirectory() as folder:
+    with tempfile.TemporaryDirectory() as folder, _thread_errors_kept():
         path = Path(folder) / "images.h5"
         run = _Limited(student, simulation, path, nbimage, nbextrastep)
         try:

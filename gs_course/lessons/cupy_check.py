@@ -24,12 +24,14 @@ from ..model import initial_state, reference_step
 from ..backends import probe
 
 #: (rows, cols, threads of a block along columns and rows, cells each thread walks down): the
-#: school's grid, the small one, and shapes that no block size divides.
+#: school's grid, the small one, shapes that no block size divides, and one that blocks divide
+#: exactly both ways (where a division rounded down plus one launches a row of blocks too many).
 LAUNCH_CASES = (
     (1080, 1920, (128, 2), 8),
     (135, 240, (32, 8), 4),
     (77, 103, (64, 4), 3),
     (17, 1000, (32, 16), 16),
+    (1024, 1024, (32, 8), 4),
 )
 
 
@@ -90,8 +92,13 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
         if covered[axis] < n:
             return (f"your grid {grid} covers {covered[axis]} of the {n} {covers} ({where}): round the "
                     f"division up, -(-{n} // {per_block}) = {want[axis]} blocks")
+    plus_one = next((covers for axis, n, per_block, covers in ((0, cols, block[0], "columns"),
+                                                               (1, rows, block[1] * strip_rows, "rows"))
+                     if n % per_block == 0 and grid[axis] == n // per_block + 1), None)
+    why = (f": a division rounded down plus one adds a block too many where the blocks divide the {plus_one} exactly; "
+           f"round up instead, -(-n // per_block)" if plus_one else "")
     return (f"your grid {grid} launches blocks that lie wholly outside the domain ({where}): "
-            f"{want} blocks cover it")
+            f"{want} blocks cover it{why}")
 
 
 def strip_launch(student) -> None:

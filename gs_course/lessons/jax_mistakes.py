@@ -33,6 +33,11 @@ def batch_mistakes(rows: int, cols: int, steps: int, base: Parameters, feeds, ki
                    f"it is pattern {i}'s run with the first {name}, {name}s[0]: every pair needs its own, map both "
                    "arrays together, jax.vmap(one_pair) with in_axes=0 for both (in_axes=None hands every pair the "
                    "same value)")
+    for name, p in (("feed", base.replace(kill=float(kills[i]))), ("kill", base.replace(feed=float(feeds[i])))):
+        if p != base.replace(feed=float(feeds[i]), kill=float(kills[i])):
+            yield (reference_run(rows, cols, steps, p)[1],
+                   f"it is pattern {i}'s run with the setup's {name}, params.{name}: inside one_pair use the pair's "
+                   f"own {name}, the argument jax.vmap hands it")
     p = base.replace(feed=float(feeds[i]), kill=float(kills[i]))
     rounded = base.replace(feed=float(np.float16(feeds[i])), kill=float(np.float16(kills[i])))
     yield (reference_run(rows, cols, steps, rounded)[1],

@@ -4,6 +4,10 @@ the sign. The step and time-loop checkers build on them (`check_model`)."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+import itertools
+
 import numpy as np
 
 from ..model import laplacian as reference_laplacian, window_counts
@@ -93,6 +97,19 @@ def laplacian_mistakes(a: np.ndarray):
         yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
                "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
+    yield (window_sum - a - counts * a, "the window leaves the centre out (the eight neighbours, or a window whose "
+           "centre is 0), yet counts * a counts it: each cell is off by its own value. Sum the whole 3 x 3 window, "
+           "centre included")
+    yield (window_sum / 9 - counts * a, "the window's weights are 1/9 (a mean, ones / 9): the window sum weighs every "
+           "cell 1, a window of ones((3, 3))")
+    in_a_view = np.pad(a, 1)
+    view = in_a_view[0:rows, 0:cols]
+    for i, j in itertools.product(range(3), range(3)):
+        if (i, j) != (0, 0):
+            view += in_a_view[i : i + rows, j : j + cols]
+    yield (view - counts * a, "the sum is added in place into a slice of the padded array (s = padded[...]; "
+           "s += ...): that slice is a view, so the later slices read cells it has already changed. Start from a "
+           "new array: padded[...].copy(), or sum(...) of the nine slices")
     yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
     for eight in (8, counts - 1):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
@@ -109,3 +126,40 @@ def laplacian_mistakes(a: np.ndarray):
     yield (np.convolve(a.ravel(), np.ones(9), "same").reshape(a.shape) - window_counts(*a.shape) * a,
            "it is a 1-D convolution of the flattened grid (a.ravel()): it sums 9 cells along a row, not the 3 x 3 "
            "window around each cell; convolve the 2-D grid with the 2-D window")
+
+
+_PAD_MODULES = {"numpy": "numpy", "cupy": "cupy", "cupynumeric": "cupynumeric", "jax": "jax.numpy"}
+
+
+@contextlib.contextmanager
+def pads_recorded(library: str | None):
+    """The pad widths of every `pad` the student's code calls from its library meanwhile (yielded
+    list, each as ((before, after) of the rows, (before, after) of the columns)): the slices of a
+    grid padded along one axis only fail to line up, which an error's shapes alone would blame on
+    a slice."""
+    module = importlib.import_module(_PAD_MODULES.get(library or "numpy", "numpy"))
+    original, widths = getattr(module, "pad", None), []
+    if original is None:
+        yield widths
+        return
+
+    def recorded(array, pad_width, *args, **kwargs):
+        with contextlib.suppress(Exception):  # a width NumPy cannot read is the library's to refuse
+            widths.append(tuple(map(tuple, np.broadcast_to(np.asarray(pad_width), (2, 2)).tolist())))
+        return original(array, pad_width, *args, **kwargs)
+
+    module.pad = recorded
+    try:
+        yield widths
+    finally:
+        module.pad = original
+
+
+def one_axis_padded(widths: list) -> str | None:
+    """The line for a grid padded along one axis only, from `pads_recorded`'s widths; None otherwise."""
+    for rows, cols in widths:
+        if (rows == (0, 0)) != (cols == (0, 0)):
+            axis, width = ("columns", cols) if rows == (0, 0) else ("rows", rows)
+            return (f"your padding pads the {axis} only (pad width {(rows, cols)}): the window reaches past both "
+                    f"axes, so pad both by {width[0]}, pad(a, {width[0]})")
+    return None

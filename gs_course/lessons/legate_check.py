@@ -98,6 +98,35 @@ def library_calls_in_tasks(student) -> str | None:
     return None
 
 
+def _loads(code, name: str) -> bool:
+    """Whether `code` (or code nested in it) reads the local or enclosed variable `name`."""
+    for instruction in dis.get_instructions(code):
+        value = instruction.argval
+        if instruction.opname.startswith("LOAD_") and (value == name or isinstance(value, tuple) and name in value):
+            return True
+    return any(_loads(c, name) for c in code.co_consts if isinstance(c, types.CodeType))
+
+
+def outputs_never_written(student) -> str | None:
+    """The hint for a task of the student's whose body never reads an OutputArray it gets (a body
+    that only rebinds it, u_out = a, or leaves it out): nothing is written into that output, and
+    what Legate hands back in it is whatever its memory held (zeros, or an earlier array's values)."""
+    if not inspect.isfunction(student):
+        return None
+    for name, task in _globals_used(student).items():
+        if not _is_legate_task(task):
+            continue
+        for body in _task_bodies(task):
+            outputs = [p.name for p in inspect.signature(body).parameters.values()
+                       if "OutputArray" in getattr(p.annotation, "__name__", str(p.annotation))]
+            unwritten = [output for output in outputs if not _loads(body.__code__, output)]
+            if unwritten:
+                return (f"your task {name} never writes {' and '.join(unwritten)} (its body does not use "
+                        f"{'them' if len(unwritten) > 1 else 'it'}, or only rebinds the name): an OutputArray is "
+                        f"written through its NumPy view, np.asarray({unwritten[0]})[:] = a")
+    return None
+
+
 def reaches_a_task(student) -> bool:
     """Whether `student` launches a Legate task of the notebook's (its outputs are written, not returned)."""
     return inspect.isfunction(student) and any(_is_legate_task(value) for value in _globals_used(student).values())
