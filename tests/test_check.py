@@ -412,6 +412,21 @@ def test_an_error_in_the_students_own_thread_is_not_printed_before_the_hint(monk
     assert printed == [], [str(e.exc_value) for e in printed]
 
 
+def test_an_error_of_the_students_own_code_in_their_thread_is_the_hint():
+    def a_typo_in_the_thread(simulation, path, nbimage, nbextrastep):
+        with FrameWriter(path, nbimage, simulation.rows, simulation.cols, simulation.params, nbextrastep) as frames:
+            for _ in range(nbimage):
+                simulation.advance(nbextrastep)
+                image = simulation.fetch_v()
+                thread = threading.Thread(target=lambda: frames.write(imag))  # noqa: F821 (the typo)
+                thread.start()
+                thread.join()
+            del image
+
+    with pytest.raises(check.NotYet, match=r"a thread you started .* raised NameError: name 'imag' is not defined"):
+        check.saved_images(a_typo_in_the_thread, "numpy", overlapped=True)
+
+
 # Without a GPU: what the GPU-only checkers cannot check.
 
 CUPY = backends.probe("cupy")

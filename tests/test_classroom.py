@@ -292,6 +292,23 @@ def test_the_slowest_cells_are_read_from_the_stamped_log():
            "[   13.0 s] n.ipynb::Cell 2 ")
     assert classroom.slowest_cells(log, 20.0, most=2) == [[1, 10.0], [2, 7.0]]
     assert classroom.slowest_cells("collecting ...", 5.0) == []
+    failed = log + ("FAILED\n[   15.0 s] ____ n.ipynb::Cell 2 ____\n[   15.1 s] FAILED n.ipynb::Cell 2 - cell outputs differ\n")
+    assert classroom.slowest_cells(failed, 20.0) == [[1, 10.0], [2, 7.0], [0, 1.0]], "a failure report is no start"
+
+
+def test_a_character_split_between_two_reads_is_whole_in_the_stamped_log():
+    import io
+
+    class TwoReads:
+        def __init__(self, data: bytes):
+            self.chunks = [data[:5], data[5:], b""]
+
+        def read1(self, _):
+            return self.chunks.pop(0)
+
+    sink = io.StringIO()
+    classroom.stamp_lines(TwoReads("abcd\N{CHECK MARK} ok\nnext\n".encode()), sink, time.perf_counter())
+    assert re.fullmatch(r"\[\s*[\d.]+ s\] abcd\N{CHECK MARK} ok\n\[\s*[\d.]+ s\] next\n", sink.getvalue()), sink.getvalue()
 
 
 def test_ctrl_c_stops_every_student_and_their_kernels(tmp_path):

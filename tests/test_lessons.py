@@ -164,29 +164,35 @@ def _code_trees(path: Path) -> list:
 
 
 def gpu_only_rebinds(trees: list) -> list[tuple[str, int, int]]:
-    """(name, cell, later cell): a name that an earlier cell binds for every machine, rebound inside
-    a GPU-only branch (`if CUPY.ok:`, `if ...gpu...:`), then read by a later cell that does not bind
-    it: that cell runs with another value on a GPU than on the CPU the tests run on. (The CuPy
-    tutorial's timing loop rebound `steps` so, and the image-writing cell after it did ten times its
-    work on the H200 only.)"""
+    """(name, cell, later cell): a name bound for every machine (in an earlier cell, or in the same
+    cell outside its branches), rebound inside a GPU-only branch (`if CUPY.ok:`, `if ...gpu...:`,
+    the `else:` of `if not CUPY.ok:`), then read by a later cell that does not bind it itself: that
+    cell runs with another value on a GPU than on the CPU the tests run on. (The CuPy tutorial's
+    timing loop rebound `steps` so, and the image-writing cell after it did ten times its work on
+    the H200 only.) A later cell that binds the name after reading it is not looked at."""
     import ast
 
-    def stores(node) -> set[str]:
-        return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    def stores(nodes) -> set[str]:
+        return {n.id for node in nodes for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
 
     def gpu_only(test) -> bool:
         text = ast.unparse(test)
-        return text.endswith(".ok") and "not " not in text or "gpu" in text.lower() and "not " not in text
+        return "not " not in text and (text.endswith(".ok") or "gpu" in text.lower())
 
     found, everywhere = [], set()
     for number, tree in enumerate(trees):
-        branches = [n for n in ast.walk(tree) if isinstance(n, ast.If) and gpu_only(n.test)]
-        rebound = set().union(*(stores(ast.Module(body=b.body, type_ignores=[])) for b in branches)) & everywhere
+        sides = [(n.body, n.orelse) for n in ast.walk(tree) if isinstance(n, ast.If) and gpu_only(n.test)]
+        sides += [(n.orelse, n.body) for n in ast.walk(tree) if isinstance(n, ast.If) and isinstance(n.test, ast.UnaryOp)
+                  and isinstance(n.test.op, ast.Not) and gpu_only(n.test.operand)]
+        branches = [gpu for gpu, _ in sides]
+        # a name bound on both sides of one `if` (xp = cupy, else numpy) is a choice per machine, not a rebind
+        in_branches = set().union(*(stores(gpu) - stores(cpu) for gpu, cpu in sides))
+        inside = {id(n) for branch in branches for node in branch for n in ast.walk(node)}
+        everywhere |= {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+                       and id(n) not in inside}
         for later in range(number + 1, len(trees)):
             reads = {n.id for n in ast.walk(trees[later]) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-            found += [(name, number, later) for name in sorted(rebound & reads - stores(trees[later]))]
-        in_branches = set().union(*(stores(ast.Module(body=b.body, type_ignores=[])) for b in branches))
-        everywhere |= stores(tree) - in_branches
+            found += [(name, number, later) for name in sorted(in_branches & everywhere & reads - stores([trees[later]]))]
     return found
 
 
@@ -199,3 +205,5 @@ def test_a_gpu_only_rebind_read_later_is_found():
 
     cells = ["steps = 32", "if CUPY.ok:\n    steps = 320\n    run(steps)", "save(steps)", "steps = 4\nsave(steps)"]
     assert gpu_only_rebinds([ast.parse(c) for c in cells]) == [("steps", 1, 2)]
+    same_cell = ["n = 1\nif not CUPY.ok:\n    pass\nelse:\n    n = 10", "print(n)"]
+    assert gpu_only_rebinds([ast.parse(c) for c in same_cell]) == [("n", 0, 1)]

@@ -19,6 +19,7 @@ and Ctrl-C (or SIGTERM) stops every child before returning.
 
 from __future__ import annotations
 
+import codecs
 import dataclasses
 import json
 import re
@@ -171,10 +172,10 @@ def stamp_lines(source, sink, start: float) -> None:
     """Copy `source` (a child's output, bytes) to `sink` (text), each line led by the seconds since
     `start` at which its first character came: nbval (-v) names a cell as the cell starts, so
     each cell's line carries its start, and the last one the cell a stopped notebook was in."""
-    at_line_start = True
-    try:
+    at_line_start, decoder = True, codecs.getincrementaldecoder("utf-8")(errors="replace")
+    try:  # decoded as it comes: a character split between two reads is whole in the log
         for chunk in iter(lambda: source.read1(65536), b""):
-            for piece in chunk.decode(errors="replace").splitlines(keepends=True):
+            for piece in decoder.decode(chunk).splitlines(keepends=True):
                 if at_line_start:
                     sink.write(f"[{time.perf_counter() - start:7.1f} s] ")
                 sink.write(piece)
@@ -187,7 +188,10 @@ def stamp_lines(source, sink, start: float) -> None:
 def slowest_cells(log: str, seconds: float, most: int = 3) -> list[list]:
     """The `most` longest cells of a stamped log (`stamp_lines`): [[cell, seconds], ...], each
     cell's time from its start to the next one's (the last one's to `seconds`, the run's end)."""
-    starts = [(int(cell), float(at)) for at, cell in re.findall(r"^\[\s*([\d.]+) s\] .*?::Cell (\d+)", log, re.M)]
+    starts = {}  # each cell's first line: nbval's failure reports and summary name a cell again
+    for at, cell in re.findall(r"^\[\s*([\d.]+) s\] (?!_|FAILED|ERROR)\S*::Cell (\d+)\b", log, re.M):
+        starts.setdefault(int(cell), float(at))
+    starts = sorted(starts.items(), key=lambda start: start[1])
     ends = [at for _, at in starts[1:]] + [seconds]
     spans = [[cell, round(end - at, 1)] for (cell, at), end in zip(starts, ends)]
     return sorted(spans, key=lambda span: -span[1])[:most]
@@ -242,8 +246,12 @@ class Classroom:
         # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
         # Unbuffered: each line reaches the log, stamped, as it is written.
         env = {**self.env, "GS_COURSE_STACKS": str(stacks), "PYTHONUNBUFFERED": "1"}
-        proc = subprocess.Popen(command, cwd=self.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        try:
+            proc = subprocess.Popen(command, cwd=self.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except BaseException:
+            output.close()
+            raise
         stamper = threading.Thread(target=stamp_lines, args=(proc.stdout, output, start), daemon=True)
         stamper.start()
         with self._lock:
@@ -254,8 +262,9 @@ class Classroom:
         self.sampler.watch(proc.pid)
         try:
             proc.wait(self.timeout_s)
-            failure = None
+            ended, failure = time.perf_counter(), None
         except subprocess.TimeoutExpired:
+            ended = time.perf_counter()
             try:
                 (folder / f"{student}-{notebook.stem}-stopped.txt").write_text(dump_stacks(proc.pid, stacks))
             finally:  # stopped, whatever became of its stacks
@@ -269,7 +278,7 @@ class Classroom:
             peak = self.sampler.unwatch(proc.pid)
             stamper.join(10)  # the output's end: its kernels, which shared it, are gone with the tree
             output.close()
-        seconds = time.perf_counter() - start
+        seconds = ended - start  # the notebook's own time, not the wait for its output's end
         if self._stopping.is_set():
             failure = "stopped: the classroom was interrupted"
         elif failure is None and proc.returncode != 0:

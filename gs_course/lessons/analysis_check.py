@@ -108,6 +108,9 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
         raise NotYet(f"your masses have shape {got.shape}, expected (images,) = {want.shape}")
     if _close(got, want / (rows * cols)):
         raise NotYet("that is the mean V of each image: the mass is the sum of V over the cells")
+    if not got.any() and want.any():
+        raise NotYet("your masses are all 0: nothing was summed, or V was made integers first (astype(int) turns "
+                     "each V, between 0 and 1, into 0); sum V itself, in float64")
     for wrong, hint in ((images.astype(np.int64).sum(axis=(1, 2)), "your masses are sums of whole numbers: astype(int) "
                          "turns each V (between 0 and 1) into 0 before the sum; sum V itself, in float64"),
                         (images[:, 0, :].sum(axis=1), "your masses sum each image's first row only (images[:, 0, :]): "

@@ -161,6 +161,9 @@ CASES = [
          FAIL, "swapped", name="above and below swapped"),
     Case("jax 7", ("down = [(i, i + 1) for i in range(bands - 1)]", "down = [(i, (i + 1) % bands) for i in range(bands)]"),
          FAIL, "nothing lies beyond the grid's edges", name="the last band sends to the first"),
+    Case("jax 7", ('above = lax.ppermute(band[-1:], "rows", down)',
+                   'above = sum(lax.ppermute(band[-1:], "rows", [pair]) for pair in down)'), PASS, "halo exchange: right",
+         name="one ppermute a pair, summed"),
     Case("jax 7", ("for i in range(bands - 1)]", "for i in range(bands - 2)]"), FAIL, "one pair short",
          name="the pairs one short (empty with 2 bands)"),
     # --- cuPyNumeric ----------------------------------------------------------------------------
@@ -286,7 +289,7 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     *SYNTHESIS_CASES,  # playtest 4a's kinds (their own module: this one stays under 600 lines)
     Case("synthesis 1", (), PASS, "mass: one per image"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images.astype(np.int64).sum(axis=(1, 2))"),
-         FAIL, "sums of whole numbers: astype\\(int\\)", name="summed as integers"),
+         FAIL, "astype\\(int\\) turns each V", name="summed as integers"),
     Case("synthesis 1", ("images.sum(axis=(1, 2), dtype=np.float64)", "images[:, 0, :].sum(axis=1, dtype=np.float64)"),
          FAIL, "first row only", name="the first row of each image"),
     Case("synthesis 3", ("    index += (xp.arange(count) * bins)[:, None, None]\n", ""), FAIL,

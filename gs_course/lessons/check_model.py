@@ -238,7 +238,7 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
         try:
             compare(got, want.astype(np.float32), "your Laplacian", 1e-5, laplacian_mistakes(a.astype(np.float64)))
         except NotYet as off:
-            if one_axis_padded(widths):
+            if "off the reference" in str(off) and one_axis_padded(widths):  # no named mistake matched
                 raise NotYet(one_axis_padded(widths)) from None
             truncates = running_sum = False
             with contextlib.suppress(NotYet):  # a second call that fails says nothing of integers or rounding
@@ -371,7 +371,7 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
 
 def _images_array(got, what: str, device_type):
     if isinstance(got, tuple) and len(got) == 2 and len(getattr(got[1], "shape", ())) == 3:
-        if len(getattr(got[0], "shape", ())) == 3:  # two stacks: each image the body emitted was a pair
+        if getattr(got[0], "shape", None) == got[1].shape:  # two stacks alike: each image the body emitted was a pair
             raise NotYet(f"{what} are two stacks of images: your scan's body emits a pair at each image (both "
                          "arrays, (v, u) or (u, v)), and lax.scan stacks each: emit V alone, return (u, v), v")
         raise NotYet(f"{what} are a pair: lax.scan returns (carry, stacked); return the stacked images only")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _grid, ok, their_errors
+from .check_core import PARAMS, NotYet, _grid, _in_their_code, ok, their_errors
 from .check_model import _compare_images
 from .. import output
 from ..backends import create
@@ -236,6 +236,26 @@ def _thread_errors_kept():
         threading.excepthook = printing
 
 
+def _their_thread_error(kept) -> str | None:
+    """The first error kept from a thread the student started that their own code raised (a typo,
+    a wrong argument), in one line; None where there is none. Errors raised inside h5py or the
+    course's writer (a write to a file already closed) are what the student's other mistake
+    caused: that mistake has its own line."""
+    for args in kept:
+        err, tb = args.exc_value, args.exc_traceback
+        while tb is not None and tb.tb_next is not None:
+            tb = tb.tb_next
+        raised_in = tb.tb_frame.f_globals.get("__name__", "") if tb is not None else ""
+        if err is None or raised_in.startswith(("h5py", output.__name__)):
+            continue
+        where = _in_their_code(err)
+        if where:
+            first = (str(err).strip().splitlines() or [""])[0][:200]
+            return (f"a thread you started ({args.thread.name if args.thread else 'a thread'}) raised "
+                    f"{type(err).__name__}: {first} ({where})")
+    return None
+
+
 def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: float = 60) -> None:
     """`student(simulation, path, nbimage, nbextrastep)` must store V in the HDF5 file `path` after
     every `nbextrastep` steps of `simulation` (a gs_course Simulation), `nbimage` images in all,
@@ -248,7 +268,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
     rows, cols = _grid(np.random.default_rng())
     nbimage, nbextrastep = 4, 7
     simulation = create(backend, PARAMS, rows, cols)
-    with tempfile.TemporaryDirectory() as folder, _thread_errors_kept():
+    with tempfile.TemporaryDirectory() as folder, _thread_errors_kept() as kept:
         path = Path(folder) / "images.h5"
         run = _Limited(student, simulation, path, nbimage, nbextrastep)
         try:
@@ -259,6 +279,9 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
                 raise NotYet(_OPENED_AGAIN.format(name=path.name, times=len(seen["frames"]))) from None
             if len(seen["background"]) > 1:
                 raise NotYet(_BACKGROUND_AGAIN.format(times=len(seen["background"]))) from None
+        said = _their_thread_error(kept)
+        if said:
+            raise NotYet(said)
         if seen["alive"]:
             raise NotYet(f"a thread you started ({seen['alive'][0].name}) still ran when your function returned: "
                          "wait for it (join) before returning, or use a BackgroundWriter, which closing waits for")

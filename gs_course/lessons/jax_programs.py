@@ -234,8 +234,7 @@ def permutation_mistake(program, bands: int) -> str | None:
         perm = [tuple(pair) for pair in eqn.params["perm"]]
         devices = sorted({d for pair in perm for d in pair})
         if not devices:
-            return (f"your pairs are empty (perm=[]): no band sends a row (range(bands - 2), one pair short?); with "
-                    f"{bands} bands {_PAIRS}")
+            continue  # sends nothing: told with the values (pairs_left_out)
         if devices[0] < 0:
             return (f"your pairs {perm} name device {devices[0]}, which JAX takes for the last band (around the grid's "
                     f"edge): there is no band above band 0, so {_PAIRS}")
@@ -248,8 +247,20 @@ def permutation_mistake(program, bands: int) -> str | None:
             if twice:
                 return (f"your pairs {perm} name device {twice[0]} twice as a {role}: in lax.ppermute each device may "
                         "appear once as a source and once as a destination (a pair too many?)")
-        for way in ({(i, i + 1) for i in range(bands - 1)}, {(i + 1, i) for i in range(bands - 1)}):
-            if set(perm) < way:
-                return (f"your pairs {perm} leave out {sorted(way - set(perm))}: those bands get no row from their "
-                        f"neighbour (range(bands - 2), one pair short?), and {_PAIRS}")
+    return None
+
+
+def pairs_left_out(program, bands: int) -> str | None:
+    """For an exchange whose rows are wrong: the hint where its `lax.ppermute`s, all of them
+    together, send nothing, or send down (or up) between some neighbours only (a list of pairs one
+    short, range(bands - 2)); else None. Several ppermutes may share the pairs between them."""
+    sent = {tuple(pair) for eqn in _equations(program.jaxpr) if eqn.primitive.name == "ppermute"
+            for pair in eqn.params["perm"]}
+    if not sent and any(eqn.primitive.name == "ppermute" for eqn in _equations(program.jaxpr)):
+        return (f"your pairs are empty (perm=[]): no band sends a row (range(bands - 2), one pair short?); with "
+                f"{bands} bands {_PAIRS}")
+    for way in ({(i, i + 1) for i in range(bands - 1)}, {(i + 1, i) for i in range(bands - 1)}):
+        if sent & way and not way <= sent:
+            return (f"your pairs {sorted(sent)} leave out {sorted(way - sent)}: those bands get no row from their "
+                    f"neighbour (range(bands - 2), one pair short?), and {_PAIRS}")
     return None

@@ -156,10 +156,14 @@ def pads_recorded(library: str | None):
 
 
 def one_axis_padded(widths: list) -> str | None:
-    """The line for a grid padded along one axis only, from `pads_recorded`'s widths; None otherwise."""
-    for rows, cols in widths:
-        if (rows == (0, 0)) != (cols == (0, 0)):
-            axis, width = ("columns", cols) if rows == (0, 0) else ("rows", rows)
-            return (f"your padding pads the {axis} only (pad width {(rows, cols)}): the window reaches past both "
-                    f"axes, so pad both by {width[0]}, pad(a, {width[0]})")
-    return None
+    """The line for a grid padded along one axis only (by all the pads of `pads_recorded` together:
+    one pad a side may pad the rows, another the columns); None otherwise."""
+    rows = max((max(r) for r, _ in widths), default=0)
+    cols = max((max(c) for _, c in widths), default=0)
+    if (rows == 0) == (cols == 0):
+        return None
+    axis, width = ("columns", cols) if rows == 0 else ("rows", rows)
+    return (f"your padding pads the {axis} only (pad width {widths[-1]}): the window reaches past both axes, so pad "
+            f"both by 1, pad(a, 1)" if width == 1 else
+            f"your padding pads the {axis} only (pad width {widths[-1]}), by {width}: the window reaches one cell past "
+            "both axes, so pad both by 1, pad(a, 1)")
