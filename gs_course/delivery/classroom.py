@@ -185,12 +185,19 @@ def stamp_lines(source, sink, start: float) -> None:
         pass
 
 
+#: A line where nbval (-v) names a cell as it starts, stamped (`stamp_lines`) or not: its stamp, the
+#: cell's number, the rest of the line. Its failure reports and summary name the cell again, led by
+#: underscores, FAILED or ERROR: those are no start.
+_CELL_LINE = re.compile(r"^(?:\[\s*([\d.]+) s\] )?(?!_|FAILED|ERROR)\S*::Cell (\d+)\b(.*)$", re.M)
+
+
 def slowest_cells(log: str, seconds: float, most: int = 3) -> list[list]:
     """The `most` longest cells of a stamped log (`stamp_lines`): [[cell, seconds], ...], each
     cell's time from its start to the next one's (the last one's to `seconds`, the run's end)."""
-    starts = {}  # each cell's first line: nbval's failure reports and summary name a cell again
-    for at, cell in re.findall(r"^\[\s*([\d.]+) s\] (?!_|FAILED|ERROR)\S*::Cell (\d+)\b", log, re.M):
-        starts.setdefault(int(cell), float(at))
+    starts = {}  # each cell's first start
+    for at, cell, _ in _CELL_LINE.findall(log):
+        if at:
+            starts.setdefault(int(cell), float(at))
     starts = sorted(starts.items(), key=lambda start: start[1])
     ends = [at for _, at in starts[1:]] + [seconds]
     spans = [[cell, round(end - at, 1)] for (cell, at), end in zip(starts, ends)]
@@ -200,10 +207,10 @@ def slowest_cells(log: str, seconds: float, most: int = 3) -> list[list]:
 def running_cell(log: str, notebook: Path) -> str:
     """Where nbval (-v: each cell's name as it starts) was in `notebook`: " in cell N (its first
     line of code)", or "" where the log names none."""
-    started = re.findall(r"::Cell (\d+)(.*)$", log, re.M)
+    started = _CELL_LINE.findall(log)
     if not started:
         return ""
-    number, after = int(started[-1][0]), started[-1][1]
+    number, after = int(started[-1][1]), started[-1][2]
     cells = [cell for cell in json.loads(notebook.read_text())["cells"] if cell["cell_type"] == "code"]
     code = [line.strip() for line in "".join(cells[number]["source"]).splitlines()
             if line.strip() and not line.lstrip().startswith("#")] if number < len(cells) else []

@@ -183,8 +183,8 @@ def halo_exchange(student) -> None:
                          "travel to the neighbouring devices, lax.ppermute(row, \"rows\", perm) with the pairs "
                          "(source, destination) of the bands; a band's own rows, or a sum over the bands (psum), "
                          "are not its neighbours'")
-        if mistakes and pairs_left_out(jaxpr, bands):
-            raise NotYet(pairs_left_out(jaxpr, bands))
+        if mistakes and (left_out := pairs_left_out(jaxpr, bands)):
+            raise NotYet(left_out)
         if mistakes:
             raise NotYet(f"with {bands} bands of {height} rows: " + "; ".join(mistakes[:4])
                          + (f"; and {len(mistakes) - 4} more" if len(mistakes) > 4 else "")

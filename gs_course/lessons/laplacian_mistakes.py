@@ -163,7 +163,5 @@ def one_axis_padded(widths: list) -> str | None:
     if (rows == 0) == (cols == 0):
         return None
     axis, width = ("columns", cols) if rows == 0 else ("rows", rows)
-    return (f"your padding pads the {axis} only (pad width {widths[-1]}): the window reaches past both axes, so pad "
-            f"both by 1, pad(a, 1)" if width == 1 else
-            f"your padding pads the {axis} only (pad width {widths[-1]}), by {width}: the window reaches one cell past "
-            "both axes, so pad both by 1, pad(a, 1)")
+    return (f"your padding pads the {axis} only (pad width {widths[-1]}){f', by {width}' if width != 1 else ''}: the "
+            "window reaches one cell past both axes, so pad both by 1, pad(a, 1)")

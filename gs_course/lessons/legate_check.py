@@ -83,12 +83,16 @@ def _reaches_cupynumeric(function, home: str, depth: int = _DEPTH, seen=None) ->
     return None
 
 
+def _tasks(student) -> dict:
+    """The Legate tasks of the notebook's that `student`'s code names, by name ({} for a non-function)."""
+    if not inspect.isfunction(student):
+        return {}
+    return {name: value for name, value in _globals_used(student).items() if _is_legate_task(value)}
+
+
 def library_calls_in_tasks(student) -> str | None:
     """The hint for a function whose Legate tasks call cuPyNumeric inside their body, else None."""
-    if not inspect.isfunction(student):
-        return None
-    tasks = {name: value for name, value in _globals_used(student).items() if _is_legate_task(value)}
-    for name, task in tasks.items():
+    for name, task in _tasks(student).items():
         for body in _task_bodies(task):
             through = _reaches_cupynumeric(body, body.__module__)
             if through:
@@ -111,11 +115,7 @@ def outputs_never_written(student) -> str | None:
     """The hint for a task of the student's whose body never reads an OutputArray it gets (a body
     that only rebinds it, u_out = a, or leaves it out): nothing is written into that output, and
     what Legate hands back in it is whatever its memory held (zeros, or an earlier array's values)."""
-    if not inspect.isfunction(student):
-        return None
-    for name, task in _globals_used(student).items():
-        if not _is_legate_task(task):
-            continue
+    for name, task in _tasks(student).items():
         for body in _task_bodies(task):
             outputs = [p.name for p in inspect.signature(body).parameters.values()
                        if "OutputArray" in getattr(p.annotation, "__name__", str(p.annotation))]
@@ -129,7 +129,7 @@ def outputs_never_written(student) -> str | None:
 
 def reaches_a_task(student) -> bool:
     """Whether `student` launches a Legate task of the notebook's (its outputs are written, not returned)."""
-    return inspect.isfunction(student) and any(_is_legate_task(value) for value in _globals_used(student).values())
+    return bool(_tasks(student))
 
 
 def host_arrays_sent(call) -> list[tuple]:
