@@ -124,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
         "N students at once, started --stagger seconds apart, each running the notebooks in the school's "
         "order (3, 2, 1, 4; or those named) in fresh kernels with the course's shared-GPU settings (Legate "
         "sized to 1/N of the GPU memory free): "
-        "per student and notebook pass/fail, time, that student's peak GPU memory, the first failure")
+        "per student and notebook pass/fail, time, CPU time, that student's peak GPU memory, the first failure")
     classroom.add_argument("--students", type=int, metavar="N", help="N students at once")
     classroom.add_argument("--ramp", metavar="N,N,...", help="classrooms of growing size, e.g. 1,4,8,16 (one student "
                            "alone first), stopping at the first that fails: every notebook must pass for every "

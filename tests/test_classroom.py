@@ -116,7 +116,7 @@ def test_instructor_check_runs_each_notebook_through_nbval_and_summarises(tmp_pa
     lines = summary.read_text().splitlines()
     assert lines[0] == "# Instructor check, small size" and f"- commit: {records.commit()}; " in summary.read_text()
     rows = [line for line in lines if line.startswith("| ") and line.endswith(" |")]
-    assert rows[0] == "| notebook | result | run time | GPU | peak GPU memory |" and len(rows) == 3
+    assert rows[0] == "| notebook | result | run time | CPU time | GPU | peak GPU memory |" and len(rows) == 3
     assert rows[1].startswith("| passing.ipynb | pass | ") and rows[2].startswith("| differing.ipynb | FAIL | ")
     assert all(row.endswith(" MiB |" if gpus() else "| no GPU |") for row in rows[1:])
     assert all(row in out for row in rows), "the table printed is the one written"
@@ -140,6 +140,7 @@ def test_students_run_every_notebook_and_a_failure_stops_no_one(tmp_path, capsys
     message = "Cell 1: ValueError: operands could not be broadcast together with shapes (3,) (4,)"
     assert [by[s, "failing.ipynb"]["failure"] for s in (1, 2)] == [message, message]
     assert all(by[s, "passing.ipynb"]["passed"] and by[s, "passing.ipynb"]["seconds"] > 0 for s in (1, 2))
+    assert all(0 < a["cpu_s"] for a in step["attempts"]) and step["cpu_count"] == os.cpu_count()
     assert step["first_failure"]["message"] == message and record["largest_passing"] is None
     summary = (out / "classroom.md").read_text()
     assert summary.startswith("# Classroom check: students on one GPU")
@@ -264,6 +265,35 @@ def test_a_stuck_notebook_is_stopped_at_its_time_limit_and_says_where(tmp_path, 
     assert re.search(r"^\[\s*[\d.]+ s\] .*::Cell 1 ", (logs / "0-stuck.log").read_text(), re.M), "no stamp"
     stacks = (logs / "0-stuck-stopped.txt").read_text()
     assert "in wait_for_nothing" in stacks and "--- process " in stacks, stacks
+
+
+_BURN = "import time\nend = time.process_time() + {seconds}\nwhile time.process_time() < end: pass"
+
+
+def test_the_cpu_time_counted_is_the_childs_and_its_waited_for_childrens():
+    """A child that only sleeps while its own child burns a second of CPU: the second is counted
+    (nbval waits for its kernel, which runs the notebook), the sleep is not."""
+    burns = _BURN.format(seconds=1.0)
+    parent = f"import subprocess, sys, time\ntime.sleep(0.5)\nsubprocess.run([sys.executable, '-c', {burns!r}])"
+    cpu_s = processes.wait_counting_cpu(subprocess.Popen([sys.executable, "-c", parent]), 30)
+    assert 1.0 <= cpu_s < 2.5
+    sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(1.0)"])
+    assert processes.wait_counting_cpu(sleeper, 30) < 0.5 and sleeper.returncode == 0
+    stuck = subprocess.Popen([sys.executable, "-c", "import time, sys; time.sleep(30)"])
+    with pytest.raises(subprocess.TimeoutExpired):
+        processes.wait_counting_cpu(stuck, 0.5)
+    stuck.kill()
+    stuck.wait()
+    failing = subprocess.Popen([sys.executable, "-c", "raise SystemExit(3)"])
+    processes.wait_counting_cpu(failing, 30)
+    assert failing.returncode == 3
+
+
+def test_the_cores_kept_busy_are_the_students_cpu_time_over_the_classrooms_time():
+    step = {"wall_s": 10.0, "cpu_count": 16, "attempts": [{"cpu_s": 30.0}, {"cpu_s": 50.0}]}
+    assert classroom.cores_busy(step) == 8.0
+    assert classroom.cores_busy(step | {"attempts": [{"cpu_s": 30.0}, {"cpu_s": None}]}) is None
+    assert classroom.cores_busy(step | {"attempts": [{"cpu_s": 30.0}, {}]}) is None, "a record from before"
 
 
 def test_stacks_are_asked_only_of_processes_that_registered_for_them(tmp_path):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import codecs
 import dataclasses
 import json
+import os
 import re
 import signal
 import subprocess
@@ -33,11 +34,11 @@ from pathlib import Path
 
 from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config
 from ..devices import _nvidia_smi, gpus
-from .instructor import load as load_instructor_check, nbval_command, sized_environment
+from .instructor import cpu_time, load as load_instructor_check, nbval_command, sized_environment
 from ..measurement import records
 from .. import paths
 from ..sizing import legate_fbmem_mib
-from .processes import dump_stacks, parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree
+from .processes import dump_stacks, parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree, wait_counting_cpu
 
 KIND, SCHEMA = "classroom", 1
 #: The school's teaching order, by notebook number: CuPy, cuPyNumeric, JAX, the synthesis.
@@ -166,6 +167,7 @@ class Attempt:
     failure: str | None = None  # the first failure, one line
     slowdown: float | None = None  # seconds over the notebook's time alone
     slowest_cells: list = dataclasses.field(default_factory=list)  # [[cell, seconds], ...], the longest first
+    cpu_s: float | None = None  # CPU seconds of its nbval and kernel; None: stopped before its end
 
 
 def stamp_lines(source, sink, start: float) -> None:
@@ -267,8 +269,9 @@ class Classroom:
         if stopped_meanwhile:  # `stop` has been through the running ones already
             stop_tree(proc.pid)
         self.sampler.watch(proc.pid)
+        cpu_s = None
         try:
-            proc.wait(self.timeout_s)
+            cpu_s = wait_counting_cpu(proc, self.timeout_s)
             ended, failure = time.perf_counter(), None
         except subprocess.TimeoutExpired:
             ended = time.perf_counter()
@@ -293,7 +296,7 @@ class Classroom:
             tail = log.read_text().strip().splitlines()
             failure = said or (tail[-1] if tail else f"exit code {proc.returncode}")
         return Attempt(student, notebook.name, failure is None, seconds, peak, failure,
-                       slowest_cells=slowest_cells(log.read_text(), seconds))
+                       slowest_cells=slowest_cells(log.read_text(), seconds), cpu_s=cpu_s)
 
     def _student(self, student: int, folder: Path) -> None:
         if self._stopping.wait(student * self.stagger_s):
@@ -385,6 +388,7 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
         "gpu_memory_free_mib": gpu and gpu.memory_free // 2**20,
         "memory": memory,
         "wall_s": wall_s,
+        "cpu_count": os.cpu_count(),
         "passed": failed is None and len(attempts) == students * len(notebooks),
         "within_limit": None if alone is None else not slow,
         "first_failure": failed and {"student": failed.student + 1, "notebook": failed.notebook,
@@ -481,16 +485,29 @@ def markdown(record: dict) -> str:
         if step["first_failure"]:
             failure = step["first_failure"]
             lines += [f"First failure: student {failure['student']}, {failure['notebook']}: {failure['message']}", ""]
-        lines += ["| student | notebook | result | time | against alone | peak GPU memory | slowest cells |",
-                  "|---|---|---|---|---|---|---|"]
+        busy = cores_busy(step)
+        if busy is not None:
+            lines += [f"CPU: the students' processes kept {busy:.1f} of the host's {step['cpu_count']} cores busy "
+                      "on average (their CPU time over the classroom's time).", ""]
+        lines += ["| student | notebook | result | time | against alone | CPU time | peak GPU memory | slowest cells |",
+                  "|---|---|---|---|---|---|---|---|"]
         for a in step["attempts"]:
             slowdown = f"{a['slowdown']:.2f}x" if a["slowdown"] is not None else "-"
             result = "pass" if a["passed"] else f"FAIL: {a['failure']}"
             cells = ", ".join(f"{cell}: {seconds:.0f} s" for cell, seconds in a.get("slowest_cells", [])) or "-"
             lines.append(f"| {a['student']} | {a['notebook']} | {result} | {a['seconds']:.0f} s | {slowdown} | "
-                         f"{_memory(a, step['memory'])} | {cells} |")
+                         f"{cpu_time(a.get('cpu_s'))} | {_memory(a, step['memory'])} | {cells} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def cores_busy(step: dict) -> float | None:
+    """The cores a classroom kept busy on average: its students' CPU seconds over its wall time;
+    None where a notebook's CPU time is missing (stopped, or a record from before it was kept)."""
+    seconds = [a.get("cpu_s") for a in step["attempts"]]
+    if not seconds or None in seconds or not step.get("cpu_count"):
+        return None
+    return sum(seconds) / step["wall_s"]
 
 
 def summary_figures(record: dict) -> dict:

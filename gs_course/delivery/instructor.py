@@ -28,7 +28,7 @@ from ..devices import GpuMemoryPeak, gpus
 from ..measurement import records
 from .. import paths
 from .doctor import doctor
-from .processes import sigterm_as_ctrl_c, stop_tree
+from .processes import sigterm_as_ctrl_c, stop_tree, wait_counting_cpu
 
 KIND, SCHEMA = "instructor-check", 1
 
@@ -43,6 +43,7 @@ class Row:
     passed: bool
     seconds: float
     peak_mib: int | None  # above what was in use when the notebook started; None: not measured
+    cpu_s: float | None = None  # CPU seconds of nbval and its kernel; None: stopped before its end
 
 
 def solved_notebooks(root: Path = paths.ROOT) -> list[Path]:
@@ -90,8 +91,9 @@ def run_notebook(notebook: Path, size: str, root: Path = paths.ROOT, timeout_s: 
         # A session of its own: the terminal's Ctrl-C reaches this process, which stops the whole tree.
         child = subprocess.Popen(nbval_command(notebook, root), cwd=root, env=sized_environment(size),
                                  start_new_session=True)
+        cpu_s = None
         try:
-            child.wait(timeout_s)
+            cpu_s = wait_counting_cpu(child, timeout_s)
         except subprocess.TimeoutExpired:
             stop_tree(child.pid)
             child.wait()
@@ -100,7 +102,12 @@ def run_notebook(notebook: Path, size: str, root: Path = paths.ROOT, timeout_s: 
             stop_tree(child.pid)
             child.wait()
             raise
-    return Row(notebook.name, child.returncode == 0, time.perf_counter() - start, memory.mib)
+    return Row(notebook.name, child.returncode == 0, time.perf_counter() - start, memory.mib, cpu_s)
+
+
+def cpu_time(seconds: float | None) -> str:
+    """A notebook's CPU seconds as its tables print them ("-": not measured, or stopped)."""
+    return "-" if seconds is None else f"{seconds:,.0f} s"
 
 
 def _peak(row: dict, on_gpu: bool) -> str:
@@ -111,10 +118,10 @@ def table(record: dict) -> str:
     """The summary table of a record: one line per notebook."""
     prov = record["provenance"]
     gpu = prov["gpu"] or "none (CPU)"
-    lines = ["| notebook | result | run time | GPU | peak GPU memory |", "|---|---|---|---|---|"]
+    lines = ["| notebook | result | run time | CPU time | GPU | peak GPU memory |", "|---|---|---|---|---|---|"]
     for row in record["notebooks"]:
-        lines.append(f"| {row['notebook']} | {'pass' if row['passed'] else 'FAIL'} | {row['seconds']:.0f} s | {gpu} | "
-                     f"{_peak(row, bool(prov['gpu']))} |")
+        lines.append(f"| {row['notebook']} | {'pass' if row['passed'] else 'FAIL'} | {row['seconds']:.0f} s | "
+                     f"{cpu_time(row.get('cpu_s'))} | {gpu} | {_peak(row, bool(prov['gpu']))} |")
     return "\n".join(lines)
 
 

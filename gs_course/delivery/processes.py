@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 
@@ -49,6 +50,22 @@ def running(pid: int) -> bool:
             return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
     except (OSError, IndexError):
         return False
+
+
+def wait_counting_cpu(proc: subprocess.Popen, timeout_s: float | None) -> float:
+    """Wait for `proc` as `proc.wait(timeout_s)` does, and return the CPU seconds (user and system)
+    of it and of the children it waited for in turn (nbval waits for its Jupyter kernel, which runs
+    the notebook and Legate's threads): on a shared host the cores, not the GPU, may be what runs
+    out, and this shows how much of them a notebook takes. TimeoutExpired past `timeout_s`."""
+    deadline = None if timeout_s is None else time.monotonic() + timeout_s
+    while True:
+        pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+        if pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return usage.ru_utime + usage.ru_stime
+        if deadline is not None and time.monotonic() > deadline:
+            raise subprocess.TimeoutExpired(proc.args, timeout_s)
+        time.sleep(0.1)
 
 
 def stop_tree(pid: int, grace_s: float = 5.0) -> None:
