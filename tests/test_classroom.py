@@ -317,6 +317,17 @@ def test_the_running_cell_is_read_from_nbvals_verbose_log(tmp_path):
     assert classroom.running_cell("collecting ...", tmp_path / "n.ipynb") == ""
 
 
+def test_a_run_that_left_no_report_is_told_by_its_last_error_line_without_stamps():
+    """nbval missing (PYTHONPATH lost on the H200, 2026-12-02): pytest's usage error, not the blank
+    stamped line after it."""
+    log = ("[    0.9 s] ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+           "[    0.9 s] python -m pytest: error: unrecognized arguments: --nbval --nbval-sanitize-with\n"
+           "[    0.9 s]   inifile: /work/main/pyproject.toml\n[    0.9 s]   rootdir: /work/main\n[    0.9 s] \n")
+    assert classroom.last_words(log) == "python -m pytest: error: unrecognized arguments: --nbval --nbval-sanitize-with"
+    assert classroom.last_words("[    1.0 s] Killed\n[    1.0 s] \n") == "Killed"
+    assert classroom.last_words("[    1.0 s] \n") is None and classroom.last_words("") is None
+
+
 def test_the_slowest_cells_are_read_from_the_stamped_log():
     log = ("[    0.5 s] collecting\n[    2.0 s] n.ipynb::Cell 0 PASSED\n[    3.0 s] n.ipynb::Cell 1 PASSED\n"
            "[   13.0 s] n.ipynb::Cell 2 ")

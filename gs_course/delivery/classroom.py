@@ -190,6 +190,17 @@ def stamp_lines(source, sink, start: float) -> None:
 #: A line where nbval (-v) names a cell as it starts, stamped (`stamp_lines`) or not: its stamp, the
 #: cell's number, the rest of the line. Its failure reports and summary name the cell again, led by
 #: underscores, FAILED or ERROR: those are no start.
+_STAMP = re.compile(r"^\[\s*[\d.]+ s\] ?", re.M)
+
+
+def last_words(log: str) -> str | None:
+    """What a run that left no report said last, its stamps off: its last error line (pytest's own
+    usage error ends in lines of where it looked), else its last line; None for a silent run."""
+    lines = [line.strip() for line in _STAMP.sub("", log).splitlines() if line.strip()]
+    errors = [line for line in lines if "error" in line.lower()]
+    return (errors or lines or [None])[-1]
+
+
 _CELL_LINE = re.compile(r"^(?:\[\s*([\d.]+) s\] )?(?!_|FAILED|ERROR)\S*::Cell (\d+)\b(.*)$", re.M)
 
 
@@ -293,8 +304,7 @@ class Classroom:
             failure = "stopped: the classroom was interrupted"
         elif failure is None and proc.returncode != 0:
             said = first_failure(junit.read_text()) if junit.exists() else None
-            tail = log.read_text().strip().splitlines()
-            failure = said or (tail[-1] if tail else f"exit code {proc.returncode}")
+            failure = said or last_words(log.read_text()) or f"exit code {proc.returncode}"
         return Attempt(student, notebook.name, failure is None, seconds, peak, failure,
                        slowest_cells=slowest_cells(log.read_text(), seconds), cpu_s=cpu_s)
 

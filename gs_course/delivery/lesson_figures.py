@@ -391,13 +391,17 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
     elif step["passed"]:
         within = sum(all(a["slowdown"] <= record["slowdown_limit"] for a in step["attempts"] if a["student"] == student)
                      for student in range(1, step["students"] + 1))
-        text += (f"with {step['students']} at once every notebook passed, {within} of the students within "
+        text += (f"with {step['students']} at once every notebook passed, {within or 'none'} of the students within "
                  f"{record['slowdown_limit']:g}x of their times alone ({slowest})")
     else:
         everyone = [n for n in record["notebooks"]
                     if sum(a["passed"] for a in step["attempts"] if a["notebook"] == n) == step["students"]]
         text += (f"no classroom size tried passed; with {step['students']} at once, "
                  f"{', '.join(everyone) or 'no notebook'} passed for every student")
+    busy = classroom.cores_busy(step)
+    if busy is not None:
+        text += (f"; the students' processes kept {busy:.1f} of the host's {step['cpu_count']} CPU cores busy "
+                 "on average")
     peaks = [a["peak_mib"] for a in step["attempts"] if a["passed"] and a["peak_mib"] is not None]
     if peaks:
         peak = max(peaks)

@@ -313,7 +313,7 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     """`student(u, v, params, steps)` must return (u, v) after `steps` steps. With JAX, the loop
     must be one loop on the device (fori_loop or scan), not a Python loop traced step by step."""
     rows, cols = _grid(np.random.default_rng())
-    steps = 101  # odd: a loop of steps // 2 double steps, or one short, ends elsewhere
+    steps = 21  # odd: a loop of steps // 2 double steps, or one short, ends elsewhere; few: a classroom shares the cores
     u0, v0 = initial_state(rows, cols)
     jax = _jax(device_type)
     if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps

@@ -62,7 +62,7 @@ def endless_loop(program) -> str | None:
     return None
 
 
-#: Rounds of a while loop's counter played before it is called endless: the checkers run 101 steps at most.
+#: Rounds of a while loop's counter played before it is called endless: the checkers run 22 steps at most.
 ROUNDS_PLAYED = 20_000
 
 
