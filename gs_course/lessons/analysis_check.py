@@ -507,6 +507,10 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "multiplies the images as they are, rows @ rows.T, divided by their norms")
     if _close(got, 1 - want, 1e-4):
         raise NotYet("that is 1 - the similarity (a distance): return the similarity itself, 1 for an image with itself")
+    off_diagonal = ~np.eye(count, dtype=bool)
+    if np.abs(np.diagonal(got)).max() < 1e-6 and _close(got[off_diagonal], want[off_diagonal], 1e-4):
+        raise NotYet("your matrix is right but for its diagonal, set to 0: every pair counts, an image with itself "
+                     "too (similarity 1): keep the diagonal that rows @ rows.T divided by the norms gives")
     if np.abs(np.diagonal(got)).max() < 1e-2 * np.abs(got).max() and (got >= -1e-6).all():
         raise NotYet("your matrix is 0 on its diagonal, where an image meets itself: a distance (between the images), "
                      "not their similarity, which is 1 there: rows @ rows.T divided by the two images' norms")

@@ -101,6 +101,10 @@ _CENTRE_LEFT_OUT = ("for i in range(3) for j in range(3))", "for i in range(3) f
 _SUM_INTO_A_VIEW = ("    window_sum = sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))\n",
                     "    window_sum = padded[0:rows, 0:cols]\n    for i in range(3):\n        for j in range(3):\n"
                     "            if (i, j) != (0, 0):\n                window_sum += padded[i : i + rows, j : j + cols]\n")
+#: The same from the centre's slice, its columns outside: another first slice, another order.
+_SUM_INTO_THE_CENTRE = (_SUM_INTO_A_VIEW[0],
+                        "    window_sum = padded[1 : rows + 1, 1 : cols + 1]\n    for j in range(3):\n        for i in range(3):\n"
+                        "            if (i, j) != (1, 1):\n                window_sum += padded[i : i + rows, j : j + cols]\n")
 _CONVOLVE = "cnp.convolve(a, window, mode=\"same\") - counts * a"
 #: The CuPy step's two updates, each written from the state as changed so far.
 _IN_TURN = ("return u + p.dt * du, v + p.dt * dv",
@@ -125,6 +129,8 @@ PLAYTEST_4_MODEL = [
            name="the centre left out") for exercise in ("cupy 1", "cupynumeric 2", "jax 2")),
     *(Case(exercise, _SUM_INTO_A_VIEW, FAIL, "added in place into a slice of the padded array",
            name="the sum added into a view of the padded grid") for exercise in ("cupy 1", "cupynumeric 2")),
+    Case("cupy 1", _SUM_INTO_THE_CENTRE, FAIL, "added in place into a slice of the padded array",
+         name="the sum added into the centre's view, by columns"),
     Case("cupynumeric 5", ('cnp.convolve(a, window, mode="same")', 'cnp.convolve(a, window / 9, mode="same")'), FAIL,
          "weights are 1/9", name="a mean filter, window / 9"),
     Case("cupynumeric 5", ('cnp.convolve(a, window, mode="same")',

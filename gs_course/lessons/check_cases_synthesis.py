@@ -94,6 +94,8 @@ SYNTHESIS_CASES = [
     Case("synthesis 6", (_COSINE, "unit = rows / xp.linalg.norm(rows, axis=1, keepdims=True)\n    return unit @ unit.T"),
          PASS, "similarity", name="unit rows first, into a new array"),
     Case("synthesis 6", (_ROWS, _ROWS + ".astype(np.float16)"), FAIL, "float16", name="float16 rows"),
+    Case("synthesis 6", (_COSINE, "similar = gram / (norms[:, None] * norms[None, :])\n    return similar * (1 - xp.eye(len(similar), dtype=similar.dtype))"),
+         FAIL, "right but for its diagonal, set to 0", name="the diagonal zeroed on purpose"),
     Case("synthesis 6", (_ROWS, "rows = images.reshape(len(images), -1).astype(np.float64)"), PASS, "similarity",
          name="float64 rows"),
     Case("synthesis 6", (_COSINE, "return gram / norms[:, None] ** 2"), FAIL, "one image's norm squared",

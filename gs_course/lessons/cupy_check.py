@@ -95,8 +95,9 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
     plus_one = next((covers for axis, n, per_block, covers in ((0, cols, block[0], "columns"),
                                                                (1, rows, block[1] * strip_rows, "rows"))
                      if n % per_block == 0 and grid[axis] == n // per_block + 1), None)
-    why = (f": a division rounded down plus one adds a block too many where the blocks divide the {plus_one} exactly; "
-           f"round up instead, -(-n // per_block)" if plus_one else "")
+    why = (f": rounding down and adding one (n // per_block + 1, which (n + per_block) // per_block is too) adds a "
+           f"block too many where the blocks divide the {plus_one} exactly; round up instead, -(-n // per_block)"
+           if plus_one else "")
     return (f"your grid {grid} launches blocks that lie wholly outside the domain ({where}): "
             f"{want} blocks cover it{why}")
 

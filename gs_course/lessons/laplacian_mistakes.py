@@ -102,14 +102,16 @@ def laplacian_mistakes(a: np.ndarray):
            "centre included")
     yield (window_sum / 9 - counts * a, "the window's weights are 1/9 (a mean, ones / 9): the window sum weighs every "
            "cell 1, a window of ones((3, 3))")
-    in_a_view = np.pad(a, 1)
-    view = in_a_view[0:rows, 0:cols]
-    for i, j in itertools.product(range(3), range(3)):
-        if (i, j) != (0, 0):
-            view += in_a_view[i : i + rows, j : j + cols]
-    yield (view - counts * a, "the sum is added in place into a slice of the padded array (s = padded[...]; "
-           "s += ...): that slice is a view, so the later slices read cells it has already changed. Start from a "
-           "new array: padded[...].copy(), or sum(...) of the nine slices")
+    for first, rows_first in itertools.product(((0, 0), (1, 1)), (True, False)):  # the first slice, the order
+        in_a_view = np.pad(a, 1)
+        view = in_a_view[first[0] : first[0] + rows, first[1] : first[1] + cols]
+        for i, j in itertools.product(range(3), range(3)):
+            if (i, j) != first:
+                i, j = (i, j) if rows_first else (j, i)
+                view += in_a_view[i : i + rows, j : j + cols]
+        yield (view - counts * a, "the sum is added in place into a slice of the padded array (s = padded[...]; "
+               "s += ...): that slice is a view, so the later slices read cells it has already changed. Start from a "
+               "new array: padded[...].copy(), or sum(...) of the nine slices")
     yield window_sum - a, "it subtracts a once: subtract counts * a, the cell's value once per cell of its window"
     for eight in (8, counts - 1):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
