@@ -169,8 +169,13 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
                        "peak_mib": 701, "first_failure": None}
     assert "2 at once passed every notebook" in lesson_figures.classroom_summary(record)
     record["steps"], record["largest_passing"] = [four], None
-    assert ("with 4 at once every notebook passed, 0 of the students within 2x of their times alone (the slowest "
+    assert ("with 4 at once every notebook passed, none of the students within 2x of their times alone (the slowest "
             "notebook 2.50 times") in lesson_figures.classroom_summary(record)
+    assert "cores busy" not in lesson_figures.classroom_summary(record), "a record without CPU times"
+    four["cpu_count"] = 16
+    for attempt in four["attempts"]:
+        attempt["cpu_s"] = four["wall_s"] * 2 / len(four["attempts"])
+    assert "kept 2.0 of the host's 16 CPU cores busy on average" in lesson_figures.classroom_summary(record)
     four["attempts"][0]["passed"] = four["passed"] = False
     assert "no classroom size tried passed; with 4 at once, b.ipynb passed for every student" in \
         lesson_figures.classroom_summary(record)

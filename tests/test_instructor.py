@@ -24,7 +24,7 @@ def notebooks_faked(monkeypatch):
     def run_notebook(notebook, size, root=None, timeout_s=None):
         ran.append((notebook.name, size))
         passed = not notebook.name.startswith("1_")
-        return instructor.Row(notebook.name, passed, 12.4, 3031 if passed else None)
+        return instructor.Row(notebook.name, passed, 12.4, 3031 if passed else None, 20.6 if passed else None)
 
     monkeypatch.setattr(instructor, "run_notebook", run_notebook)
     monkeypatch.setattr(instructor, "doctor", lambda: None)
@@ -43,8 +43,8 @@ def test_the_check_writes_its_record_and_renders_the_summary_from_it(tmp_path, n
     text = summary.read_text()
     assert text == instructor.markdown(record) and text.startswith("# Instructor check, small size\n")
     gpu = record["provenance"]["gpu"] or "none (CPU)"
-    assert f"| 3_Python_GPU_CuPy.ipynb | pass | 12 s | {gpu} | 3,031 MiB |" in text
-    assert "| 1_Python_GPU_JAX.ipynb | FAIL | 12 s |" in text
+    assert f"| 3_Python_GPU_CuPy.ipynb | pass | 12 s | 21 s | {gpu} | 3,031 MiB |" in text
+    assert "| 1_Python_GPU_JAX.ipynb | FAIL | 12 s | - |" in text, "stopped: no CPU time"
     assert record_views.show(tmp_path / "instructor-check.json") == text
 
 
