@@ -25,6 +25,9 @@ from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the 
 
 def _returned(result, what: str, device_type: type | None) -> np.ndarray:
     """The student's array on the host; a list (a Python loop's results) is refused."""
+    if isinstance(result, tuple) and 1 < len(result) <= 3 and all(hasattr(part, "shape") for part in result):
+        raise NotYet(f"you returned {len(result)} arrays, a tuple: return {what} alone, "
+                     "one array")
     if isinstance(result, (list, tuple)):
         raise NotYet(f"{what} is a Python {type(result).__name__}: compute it in one call over the whole batch, "
                      "which returns one array")
@@ -150,7 +153,12 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
             (ValueError, "could not be broadcast", "the offsets do not broadcast against the batch ({message}): "
              "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]"),
             (TypeError, "positional argument", "histograms is called as histograms(images, bins): take both "
-             "arguments ({message})")):
+             "arguments ({message})"),
+            (TypeError, "[Cc]annot cast array data from dtype\\('float|must (be|have) an? int|requires integer",
+             "your bin indices are floats (floor and minimum keep the dtype), and bincount counts integers: cast "
+             "them, .astype(np.int64)"),
+            (ValueError, "negative", "a bin index is negative: V lies in [0, 1], so its bin, int(v * bins), is 0 or "
+             "more; scale V itself, (images * bins), without shifting it")):
         try:
             result = _called(student, (images,), bins, to_device=to_device)
         except ValueError as err:
@@ -177,6 +185,7 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
                           "xp.bincount")
         _other_bins(student, images, to_device, device_type)
+        _other_range(student, images, to_device, device_type)
         ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin"
            + device_note(student, device_type))
         return
@@ -200,7 +209,9 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         if np.array_equal(got, _counts(np.minimum(index(), bins - 1), bins)):
             raise NotYet(hint)
     binned = np.minimum((images * bins).astype(np.int64), bins - 1)
-    for spacing, what in ((1, "the image numbers, not image x bins"), (count, "image x images, not image x bins")):
+    for spacing, what in ((1, "the image numbers, not image x bins"), (count, "image x images, not image x bins"),
+                          (bins - 1, "image x (bins - 1), so each image's last bin is the next one's first"),
+                          (bins + 1, "image x (bins + 1), a bin between two images")):
         unspread = binned + spacing * np.arange(count)[:, None, None]
         if np.array_equal(got, np.bincount(unspread.ravel(), minlength=count * bins)[:count * bins].reshape(count, bins)):
             raise NotYet(f"your offsets are {what}: image m's bins start at m * bins, "
@@ -245,12 +256,27 @@ def _other_bins(student, images: np.ndarray, to_device, device_type) -> None:
                      f"bins everywhere, not {analysis.BINS}")
 
 
+def _other_range(student, images: np.ndarray, to_device, device_type) -> None:
+    """The histograms again of a batch within [0, 0.5] (the run's V stays well under 1): an answer
+    that scales V by the batch's own smallest and largest values is right only where they are 0 and 1."""
+    lower = (images * 0.5).astype(images.dtype)
+    want = analysis.histograms(lower, analysis.BINS)
+    got = _returned(_called(student, (lower,), analysis.BINS, to_device=to_device), "your histograms", device_type)
+    if not np.array_equal(got, want):
+        raise NotYet("right on a batch from 0 to 1, not on one within [0, 0.5]: your bins follow the batch's own "
+                     "smallest and largest values. The bins are of [0, 1] whatever V holds, int(v * bins)")
+
+
 def _bincount_length(err: ValueError, expected: int) -> None:
     """A bincount of the wrong length, found when the student's reshape to (images, bins) fails:
     short, it lacks minlength (it counts up to the largest index only); long, a 1 went past the last bin."""
     size = re.search(r"size (\d+)", str(err))  # NumPy's and CuPy's words
     if "reshape" not in str(err) or size is None:
         return
+    if int(size[1]) == expected:
+        shape = re.search(r"into shape (\([^)]*\))", str(err))
+        raise NotYet(f"bincount's {expected} counts are images x bins, but you reshaped them to "
+                     f"{shape[1] if shape else 'another shape'}: reshape them to (images, bins)") from None
     if int(size[1]) < expected:
         raise NotYet(f"bincount returned {size[1]} counts, fewer than images x bins = {expected}: it counts up to "
                      "the largest bin index only, and the last bins are empty. Give it minlength=images * bins") from None
@@ -496,6 +522,13 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "gram / (norms[:, None] * norms[None, :])")
     if _close(got, gram / norms[:, None], 1e-4) or _close(got, gram / norms[None, :], 1e-4):
         raise NotYet("divided by one image's norm only: by both, broadcast as norms[:, None] * norms[None, :]")
+    sums = rows.sum(axis=1)
+    if _close(got, gram / (sums[:, None] * sums[None, :]), 1e-4):
+        raise NotYet("you divided by the images' sums (their L1 norms): the cosine similarity divides by the Euclidean "
+                     "norms, the square roots of the Gram matrix's diagonal, norms[:, None] * norms[None, :]")
+    if got[0, 0] != 0 and _close(got * (gram[0, 0] / got[0, 0]), gram, 1e-4):
+        raise NotYet("your matrix is the Gram matrix divided by one number for the whole batch (its norm?): divide "
+                     "each pair by its own two images' norms, norms[:, None] * norms[None, :]")
     if _close(got, gram / (norms[:, None] + norms[None, :]), 1e-4):
         raise NotYet("divided by the sum of the two norms: divide by their product, norms[:, None] * norms[None, :]")
     if _close(got, gram / (norms[:, None] * norms[None, :]) ** 2, 1e-4):

@@ -10,7 +10,7 @@ import re
 import numpy as np
 
 from . import analysis, cuda_on_cpu
-from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
+from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
 from .kernel_check import _DIVERGENT, _gpu, _not_checked, _spaceless, divergent_barrier
 
 
@@ -69,6 +69,12 @@ def _lost_hint(body: str) -> str:
     code = _spaceless(body)
     if truncated := _int_temporaries(body):
         return truncated
+    indices = r"\((?:i[<>]=?partner|partner[<>]=?i)\)"
+    compared = [pair for pair in re.findall(r"([\w\]\[]+)[<>]=?([\w\]\[]+)", code)
+                if not {*pair} <= {"i", "partner", "n", "size", "k", "j"}]
+    if re.search(rf"{indices}==|==\s*{indices}", code) and not compared:
+        return ("the exchange compares the indices i and partner, not the values: compare the two values read, "
+                "values[i] and values[partner]")
     if not ("values[i]=" in code and "values[partner]=" in code):
         under_one = re.search(r"if\([^{;]*?(partner>=?i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\))", code)
         return ("values were lost: an exchange writes both values[i] and values[partner]" if under_one
@@ -85,6 +91,12 @@ def _one_thread_a_pair(code: str) -> bool:
 
 def _bitonic_hint(code: str) -> str:
     """The usual cause of a wrong sort, where the code shows it (the values have shown that it is wrong)."""
+    indices = r"\((?:i[<>]=?partner|partner[<>]=?i)\)"
+    compared = [pair for pair in re.findall(r"([\w\]\[]+)[<>]=?([\w\]\[]+)", code)
+                if not {*pair} <= {"i", "partner", "n", "size", "k", "j"}]
+    if re.search(rf"{indices}==|==\s*{indices}", code) and not compared:
+        return ("the exchange compares the indices i and partner, not the values: compare the two values read, "
+                "values[i] and values[partner]")
     if not ("values[i]=" in code and "values[partner]=" in code):
         return "an exchange writes both values[i] and values[partner]"
     if not re.search(r"&k\b|\bk&", code):
@@ -148,6 +160,7 @@ def bitonic_step(body: str):
     """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
     `sort(values)` (None without a GPU)."""
+    c_text(body, "your exchange's body")
     code = _spaceless(body)
     if divergent_barrier(body):  # read from the code: on a GPU it may hang, or seem to work
         raise NotYet(_DIVERGENT)
@@ -174,6 +187,10 @@ def bitonic_step(body: str):
             continue
         padded_descending = np.sort(_padded(values))[::-1]
         if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size]):
+            if re.search(r"partner<i\b|\bi>partner|partner<=i\b|\bi>=partner", code):
+                raise NotYet("sorted in descending order: the thread that acts is the upper one of its pair "
+                             "(partner < i), so its values[i] is the pair's second value, not its first. Let the "
+                             "lower thread act, if (partner > i)")
             if not _one_thread_a_pair(code):  # both threads of each pair swap it: it ends the wrong way round
                 raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
                              "and thread partner share a pair: only the one with partner > i may compare and swap")

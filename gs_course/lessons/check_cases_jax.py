@@ -145,4 +145,6 @@ PLAYTEST_4_JAX = [
                    "        q = dataclasses.replace(params, feed=feed, kill=kill)\n"
                    "        return lax.fori_loop(0, steps, lambda _, uv: step(*uv, q), (u0, v0))[1]\n\n"
                    "    def unused(feed, kill):"), PASS, "one vmap", name="dataclasses.replace(params, feed=..., kill=...)"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv, i: step(*uv, p)"), FAIL,
+         "body\\(i, carry\\), the step number first", name="the body's arguments (carry, i)"),
 ]

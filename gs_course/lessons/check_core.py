@@ -257,7 +257,6 @@ def _no_host_round_trip(device_type, what: str):
         yield
         return
     arrays = []
-    when = "at every step" if "step" in what or "loop" in what else "at every call"
 
     def count(self, method, caller):
         if method == name:
@@ -265,7 +264,7 @@ def _no_host_round_trip(device_type, what: str):
                 arrays.append(self.shape)
         elif not _of_a_library(caller) and not getattr(_CHECKER, "copies", False):  # stopped at the first
             raise NotYet(f"{what} brings a value of the device's arrays to the host (float(), .item(), print or an if "
-                         f"on an array): each waits for the device to finish, a round trip through the host {when}. "
+                         f"on an array): each waits for the device to finish, a round trip through the host. "
                          "Keep the loop on the device and look at the values after it")
 
     with _watched(device_type, (name, *_TO_PYTHON), count):
@@ -273,8 +272,8 @@ def _no_host_round_trip(device_type, what: str):
     if arrays:
         how = ("a.get() or cupy.asnumpy, then cupy.asarray back" if library == "cupy" else
                f"np.asarray, or a NumPy function that {library} does not take over, and back")
-        raise NotYet(f"{what} copies arrays to the host ({len(arrays)} times: {how}): a round trip through the "
-                     f"host {when}. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
+        raise NotYet(f"{what} copies arrays to the host ({len(arrays)} times: {how}), each a round trip through "
+                     f"the host. Use the library's own functions ({'xp' if library == 'cupy' else 'cnp'}"
                      ".pad, .roll...), which keep the arrays on the device")
 
 
@@ -494,13 +493,27 @@ def _refuse_the_placeholder(student) -> None:
         raise NotImplementedError(YOUR_TURN_MESSAGE)
 
 
+def c_text(text, what: str) -> None:
+    """The student's CUDA C must be a string: a list of lines, a number or a function gets one line
+    that says so, where the checkers' reading of the code would fail with a traceback."""
+    if not isinstance(text, str):
+        raise NotYet(f"{what} is a {type(text).__name__}: write the C as one string, in quotes "
+                     '("..." for one line, """...""" for several)')
+
+
 #: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
 _COMPILE_ERRORS = (
+    (r"invalid types ‘[^’]*\[(?:float|double)\]’ for array subscript|array subscript is not an integer|"
+     r"expression must have integral or unscoped enum type",
+     "an index is a float: an array's index must be an integer, cast it, (int)(...)"),
+    (r"(invalid|unrecognized) preprocess(ing|or) directive",
+     "a line starting with # is a preprocessor directive in C, not a comment: comments are // or /* */"),
     (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
      "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
      "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
     (r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'",
-     "{name} is not defined: declare it (const float {name} = ...;) or use the kernel's own names"),
+     "{name} is not defined: declare it before its use (a value: const float {name} = ...; a block's shared "
+     "array: extern __shared__ unsigned int {name}[];) or use the kernel's own names"),
     (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",
      "a ; is missing at the end of a statement"),
 )

@@ -17,7 +17,8 @@ import time
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid, _refuse_the_placeholder, compare, ok, trial_in_a_child
+from .check_core import (PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid,
+                         _refuse_the_placeholder, c_text, compare, ok, trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
 from .check_model import step
 from ..model import initial_state, reference_step
@@ -84,6 +85,9 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
     where = f"on {rows} x {cols} with blocks of {block[0]} x {block[1]} threads, {strip_rows} rows each"
     if grid == want[::-1]:
         return f"your grid {grid} has x and y swapped ({where}): x counts blocks along the columns, y along the rows"
+    if block[0] != block[1] and grid == (_blocks(cols, block[1]), _blocks(rows, block[0] * strip_rows)):
+        return (f"your grid {grid} divides the columns by block[1] and the rows by block[0] ({where}): block[0] is "
+                "a block's threads along the columns (x), block[1] along the rows (y)")
     if grid[1] == _blocks(rows, block[1]) and strip_rows > 1:
         return (f"your grid {grid} launches a thread for every row ({where}): each thread walks down "
                 f"{strip_rows} rows, so a block covers block[1] x strip_rows rows")
@@ -184,6 +188,7 @@ def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    c_text(body, "your update's body")
     if hint := kernel_mistakes.declared_again(body, "elementwise") or kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if _on_the_cpu():
@@ -320,6 +325,7 @@ def step_kernel(body: str):
     """`body` completes STEP_KERNEL: one thread computes cell (row, col) of a whole step. Checked on
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    c_text(body, "your step's body")
     if hint := kernel_mistakes.declared_again(body, "raw") or kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if re.search(r"__syncthreads\s*\(", body):

@@ -23,6 +23,9 @@ BODY_ARGUMENTS = (
     (TypeError, r"scan body function carry input and carry output must have the same pytree structure[\s\S]*input carry "
                 r"\w+ is a <class 'tuple'> but the corresponding component of the carry output is a <class '[\w.]*Array",
      "{what}: lax.scan's body returns a pair (carry, y), here ((u, v), v): the new carry, then the image"),
+    (TypeError, r"iteration over a 0-d array|cannot unpack non-iterable",
+     "{what}: a number was unpacked as the pair (u, v) ({message}): lax.fori_loop calls its body as body(i, carry), "
+     "the step number first, then the carry (u, v); a body written (carry, i) takes the step number for the carry"),
     (TypeError, r"after \* must be an iterable, not NoneType",
      "{what}: lax.scan calls its body as body(carry, x), the carry (u, v) first, then x (None without xs)"),
 )

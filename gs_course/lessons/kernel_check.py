@@ -18,7 +18,7 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .analysis_inputs import batch, close, first_difference, with_every_bin
-from .check_core import NotYet, _gpu_errors_as_hints, ok, trial_in_a_child
+from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
 from ..backends import probe
 
 
@@ -158,6 +158,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     """The three expressions of a ReductionKernel that gives each image's spot mass (V summed over
     the cells above a threshold). Returns the kernel, called as `kernel(images, threshold, axis=(1, 2))`
     with the threshold a float32 array of 0 dimensions (None without a GPU)."""
+    for text, what in ((map_expr, "map_expr"), (reduce_expr, "reduce_expr"), (identity, "identity")):
+        c_text(text, what)
     value = map_expr.split("?", 1)[1].split(":", 1)[0] if "?" in map_expr else map_expr
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
@@ -438,6 +440,7 @@ def histogram_kernel(body: str):
     """`body` completes analysis.HISTOGRAM_KERNEL: each block counts its cells into a histogram in
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
+    c_text(body, "your kernel's body")
     one_past, into_counts = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None
     as_text = [
         (one_past is not None, one_past or ""),

@@ -330,10 +330,26 @@ def _raw_laplacians():
         f"window, {_ONE_CELL}"), ()
     yield (lambda a: _windowed(a, centres=8)), (f"the centre is taken out 8 times, whatever the window: take uc out for "
                                                 f"each cell of the window (9 inside, fewer at the border), {_ONE_CELL}"), ()
+    yield (lambda a: (lambda total, outside: (total - a, outside))(*_windowed(a))), (
+        "the window leaves the centre out of its sums, yet takes uc out for each of its cells, the centre's too: "
+        "each cell is off by its own value. Sum the whole window, the centre included"), ()
     for column_major in (False, True):
-        yield (lambda a, m=column_major: _windowed(a, accumulate=_add_as_int, column_major=m)), (
-            "the window's sums are truncated to whole numbers at each +=: an accumulator of an integer type (int lu?); "
-            "declare them float (float lu = 0.0f)"), ()
+        yield (lambda a, m=column_major: _windowed(a, accumulate=_add_as_int, column_major=m)), _TRUNCATED, ()
+
+
+#: Sums truncated at each += (in [0, 1] a difference truncates to 0): an integer accumulator, or a
+#: window that adds the centre minus itself, whose sums are 0 too: `_truncated_or_centre` tells which.
+_TRUNCATED = ("the window's sums are truncated to whole numbers at each +=: an accumulator of an integer type (int lu?); "
+              "declare them float (float lu = 0.0f)")
+
+
+def _truncated_or_centre(code: str) -> str:
+    """The hint for window sums that come out 0: the C adds a value read at the cell itself
+    (lu += u[cell] - uc), or else an integer accumulator truncated them."""
+    if re.search(r"\+=\s*\(?\s*\w+\s*\[\s*cell\s*\]", code):
+        return ("lu and lv add up to 0: each += reads the cell itself (u[cell]), so it adds uc - uc. Read the "
+                "window's cell, u[r * cols + c]")
+    return _TRUNCATED
 
 
 def _other_count(code: str, axes) -> str | None:
@@ -478,7 +494,7 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             (lu, outside_u), (lv, outside_v) = laplacian(u), laplacian(v)
             for pair, outside in (((lu, lv), outside_u | outside_v), ((lu, right[1]), outside_u), ((right[0], lv), outside_v)):
                 if _matches(got, updated(u, v, *pair, p), outside, want):  # in both arrays' windows, or in one
-                    return _other_count(code, unclamped) or hint
+                    return _other_count(code, unclamped) or (_truncated_or_centre(code) if hint is _TRUNCATED else hint)
         for model, outside, hint in _own_values_elsewhere(u, v, p):
             if _matches(got, model, outside, want):
                 return hint
