@@ -145,6 +145,10 @@ PLAYTEST_4_JAX = [
                    "        q = dataclasses.replace(params, feed=feed, kill=kill)\n"
                    "        return lax.fori_loop(0, steps, lambda _, uv: step(*uv, q), (u0, v0))[1]\n\n"
                    "    def unused(feed, kill):"), PASS, "one vmap", name="dataclasses.replace(params, feed=..., kill=...)"),
+    Case("jax 6", ("    def one_pair(feed, kill):", "    def one_pair(feed, kill):\n"
+                   "        q = Parameters(params.du, params.dv, feed, kill, params.dt)\n"
+                   "        return lax.fori_loop(0, steps, lambda _, uv: step(*uv, q), (u0, v0))[1]\n\n"
+                   "    def unused(feed, kill):"), PASS, "one vmap", name="Parameters of the pair's feed and kill"),
     Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv, i: step(*uv, p)"), FAIL,
          "body\\(i, carry\\), the step number first", name="the body's arguments (carry, i)"),
 ]
