@@ -129,7 +129,7 @@ ONE_VALUE_WRONG = {
                                        _nudged(analysis.bright_cells(image, t)[1], 0.01)),
                      "your values are not V at your coordinates"),
     "deciles": (lambda images: (analysis.deciles(images)[0], _nudged(analysis.deciles(images)[1], 1)),
-                r"your classes is off at \(0, 0, 1\)"),
+                r"your classes are off at \(0, 0, 1\)"),
     "similarity": (lambda images: _nudged(analysis.similarity(images), 0.1), r"your similarity is off at \(0, 1\)"),
 }
 
@@ -214,7 +214,7 @@ def _histograms_top_edge_dropped(images, bins):
     (lambda images, bins: np.stack([np.histogram(i, bins)[0] for i in images]), "each image got its own bins"),
     (lambda images, bins: np.stack([np.histogram(i, bins, (0, 1), density=True)[0] for i in images]),
      "not counts"),
-    (lambda images, bins: analysis.histograms(images, bins)[::-1], "your histograms is off at"),
+    (lambda images, bins: analysis.histograms(images, bins)[::-1], "your histograms are off at"),
     (_histograms_by(lambda images, bins: (images * bins).astype(np.int64)), "went into the next image's first bin"),
     (_histograms_by(_clipped(lambda images, bins: (images * bins).astype(np.int64)), minlength=False),
      "fewer than images x bins .*minlength"),

@@ -157,6 +157,9 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
             (TypeError, "[Cc]annot cast array data from dtype\\('float|must (be|have) an? int|requires integer",
              "your bin indices are floats (floor and minimum keep the dtype), and bincount counts integers: cast "
              "them, .astype(np.int64)"),
+            (ValueError, "weights and list don't have the same length|weights should have the same shape|too small depth",
+             "bincount's second argument is weights, one per index: give the number of counts by name, "
+             "minlength=images * bins"),
             (ValueError, "negative", "a bin index is negative: V lies in [0, 1], so its bin, int(v * bins), is 0 or "
              "more; scale V itself, (images * bins), without shifting it")):
         try:
@@ -172,6 +175,9 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet("one histogram for the whole batch: count each image apart, shape (images, bins)")
     if got.shape == want.shape[::-1]:
         raise NotYet(f"your histograms are transposed, shape {got.shape}: one row per image, (images, bins)")
+    if got.shape == want.shape and np.array_equal(got, want.ravel().reshape(bins, count).T):
+        raise NotYet("bincount's counts come image by image, each image's bins together: reshape(images, bins) "
+                     "as they are; reshape(bins, images).T mixes the images")
     if got.shape != want.shape:
         raise NotYet(f"your histograms have shape {got.shape}, expected (images, bins) = {want.shape}")
     if np.issubdtype(got.dtype, np.floating) and not np.allclose(got, np.round(got)):
@@ -501,9 +507,16 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
     one matrix product of the images as rows, divided by their norms."""
     images = batch(images=7)
     count = len(images)
-    with _their_errors((ValueError, "matmul|mismatch|not aligned|could not be broadcast",
+    with _their_errors((ValueError, "could not be broadcast",
+                        "your norms do not broadcast against the images x images matrix ({message}): one norm per "
+                        "image, each row's (axis=1), divided as norms[:, None] * norms[None, :]"),
+                       (ValueError, rf"size ({images.shape[1]}|{images.shape[2]}) is different from "
+                                    rf"({images.shape[1]}|{images.shape[2]})|shapes \(\d+,\d+,\d+\)",
                         "the images are (images, rows, cols), so @ multiplies them image by image ({message}): make "
-                        "each image a row first, rows = images.reshape(len(images), -1), then rows @ rows.T")):
+                        "each image a row first, rows = images.reshape(len(images), -1), then rows @ rows.T"),
+                       (ValueError, "matmul|mismatch|not aligned",
+                        "the product's shapes do not match ({message}): with each image a row, rows = "
+                        "images.reshape(len(images), -1), the product is rows @ rows.T, images x images")):
         got = _returned(_called(student, (images,), to_device=to_device), "your similarity matrix", device_type)
     want = analysis.similarity(images)
     rows = images.reshape(count, -1).astype(np.float64)

@@ -42,4 +42,5 @@ def close(got: np.ndarray, want: np.ndarray, rtol: float = 1e-5) -> bool:
 
 def first_difference(got: np.ndarray, want: np.ndarray, what: str) -> str:
     where = np.unravel_index(np.argmax(~np.isclose(got, want, rtol=1e-5, atol=1e-6)), want.shape)
-    return f"{what} is off at {tuple(int(i) for i in where)}: {got[where]} instead of {want[where]}"
+    verb = "are" if what.endswith("s") and not what.endswith("ss") else "is"  # masses are, a mass is
+    return f"{what} {verb} off at {tuple(int(i) for i in where)}: {got[where]} instead of {want[where]}"

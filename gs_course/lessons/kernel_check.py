@@ -469,6 +469,9 @@ def histogram_kernel(body: str):
         raise NotYet(barrier)
     if fixed := _fixed_size_shared(body):
         raise NotYet(fixed)
+    if narrow := re.search(r"__shared__\s+((?:unsigned\s+)?(?:char|short)|u?int(?:8|16)_t)\s+(\w+)", body):
+        raise NotYet(f"{narrow[2]} is {narrow[1]}: a block counts thousands of cells into a bin, past what it holds, "
+                     f"and CUDA's atomicAdd has no 8- or 16-bit form: declare it unsigned int")
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
         images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
