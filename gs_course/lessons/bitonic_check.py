@@ -64,17 +64,24 @@ def _int_temporaries(body: str) -> str | None:
     return None
 
 
-def _lost_hint(body: str) -> str:
-    """Why an exchange run one thread after another lost a value, where the code shows it."""
-    code = _spaceless(body)
-    if truncated := _int_temporaries(body):
-        return truncated
+def _indices_compared(code: str) -> str | None:
+    """The hint for an exchange decided by comparing i with partner, no values compared (code without spaces)."""
     indices = r"\((?:i[<>]=?partner|partner[<>]=?i)\)"
     compared = [pair for pair in re.findall(r"([\w\]\[]+)[<>]=?([\w\]\[]+)", code)
                 if not {*pair} <= {"i", "partner", "n", "size", "k", "j"}]
     if re.search(rf"{indices}==|==\s*{indices}", code) and not compared:
         return ("the exchange compares the indices i and partner, not the values: compare the two values read, "
                 "values[i] and values[partner]")
+    return None
+
+
+def _lost_hint(body: str) -> str:
+    """Why an exchange run one thread after another lost a value, where the code shows it."""
+    code = _spaceless(body)
+    if truncated := _int_temporaries(body):
+        return truncated
+    if hint := _indices_compared(code):
+        return hint
     if not ("values[i]=" in code and "values[partner]=" in code):
         under_one = re.search(r"if\([^{;]*?(partner>=?i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\))", code)
         return ("values were lost: an exchange writes both values[i] and values[partner]" if under_one
@@ -91,12 +98,8 @@ def _one_thread_a_pair(code: str) -> bool:
 
 def _bitonic_hint(code: str) -> str:
     """The usual cause of a wrong sort, where the code shows it (the values have shown that it is wrong)."""
-    indices = r"\((?:i[<>]=?partner|partner[<>]=?i)\)"
-    compared = [pair for pair in re.findall(r"([\w\]\[]+)[<>]=?([\w\]\[]+)", code)
-                if not {*pair} <= {"i", "partner", "n", "size", "k", "j"}]
-    if re.search(rf"{indices}==|==\s*{indices}", code) and not compared:
-        return ("the exchange compares the indices i and partner, not the values: compare the two values read, "
-                "values[i] and values[partner]")
+    if hint := _indices_compared(code):
+        return hint
     if not ("values[i]=" in code and "values[partner]=" in code):
         return "an exchange writes both values[i] and values[partner]"
     if not re.search(r"&k\b|\bk&", code):
