@@ -365,6 +365,8 @@ check.saved_images(save_images, BACKEND, overlapped=True)
     Case("synthesis 8", ("if (partner > i) {", "if (partner < i) {"), FAIL, "the upper one of its pair",
          name="the upper thread of each pair"),
     Case("synthesis 8", ("(i & k) == 0", "(i & k) != 0"), FAIL, "descending", name="the direction inverted"),
+    Case("synthesis 8", ("            values[i] = b;\n            values[partner] = a;", "            swap(values[i], values[partner]);"),
+         FAIL, "swap\\(\\) is no function of CUDA C here", "cpu", name="swap() as in C++"),
     Case("synthesis 8", ("if ((a > b) == ascending)", "if ((i > partner) == ascending)"), FAIL,
          "compares the indices i and partner, not the values", name="the indices compared, not the values"),
     Case("synthesis 8", ("values[i] = b;\n            values[partner] = a;",

@@ -271,6 +271,20 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
     return made()
 
 
+def undeclared_call(code: str, errors: list[str]) -> str | None:
+    """The hint for a call of a function the kernel does not have (swap(a, b), as in C++), named
+    from the compiler's error lines and the code; else None."""
+    found = re.search(r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|undeclared identifier '(\w+)'",
+                      "\n".join(errors))
+    name = found and next(g for g in found.groups() if g)
+    if not name or not re.search(rf"\b{name}\s*\(", code):
+        return None
+    if name in ("swap", "exchange"):
+        return (f"{name}() is no function of CUDA C here: exchange the two values through temporaries, read both first "
+                "(const float a = values[i], b = values[partner];), then write each where the other was")
+    return f"{name}() is no function the kernel knows: write what it does in the kernel itself"
+
+
 def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_mistake=None,
                 **run_options) -> list[dict]:
     """The arrays after each of `runs` (their inputs, and run options), the kernel compiled once;
@@ -286,7 +300,7 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_
                 raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
                                "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
             lines = str(err).splitlines()
-            named = compile_mistake(lines) if compile_mistake else None
+            named = (compile_mistake(lines) if compile_mistake else None) or undeclared_call(kernel, lines)
             raise NotYet(f"your code does not compile: {named}" if named else compile_hint(lines)) from None
         if err.kind == "hang":
             loop = endless_loop(kernel)
