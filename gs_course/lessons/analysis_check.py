@@ -553,6 +553,10 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "multiplies the images as they are, rows @ rows.T, divided by their norms")
     if _close(got, 1 - want, 1e-4):
         raise NotYet("that is 1 - the similarity (a distance): return the similarity itself, 1 for an image with itself")
+    for half, triangle in ((np.triu, "upper"), (np.tril, "lower")):
+        if _close(got, half(want), 1e-4):
+            raise NotYet(f"your matrix keeps its {triangle} triangle only: the similarity is symmetric, and the "
+                         "exercise wants every pair both ways, the whole rows @ rows.T divided by the norms")
     off_diagonal = ~np.eye(count, dtype=bool)
     if np.abs(np.diagonal(got)).max() < 1e-6 and _close(got[off_diagonal], want[off_diagonal], 1e-4):
         raise NotYet("your matrix is right but for its diagonal, set to 0: every pair counts, an image with itself "

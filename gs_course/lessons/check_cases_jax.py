@@ -151,4 +151,7 @@ PLAYTEST_4_JAX = [
                    "    def unused(feed, kill):"), PASS, "one vmap", name="Parameters of the pair's feed and kill"),
     Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda uv, i: step(*uv, p)"), FAIL,
          "body\\(i, carry\\), the step number first", name="the body's arguments (carry, i)"),
+    Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(jnp.asarray(feeds, dtype=jnp.int32), "
+                   "jnp.asarray(kills, dtype=jnp.int32))"), FAIL, "F and k are 0 in your run", name="feeds and kills int32"),
+    Case("jax 6", ("(u0, v0))[1]", "(v0, u0))[1]"), FAIL, "starts from \\(v0, u0\\)", name="started from (v0, u0)"),
 ]

@@ -208,4 +208,8 @@ KERNEL_CASES = [
     Case("synthesis 7", ("const int bin = min((int)(image[i] * bins), bins - 1);\n        atomicAdd(&block_counts[bin], 1u);",
                          "atomicAdd(&block_counts[min(image[i] * bins, bins - 1)], 1u);"), FAIL,
          "an index is a float.*cast it, \\(int\\)", name="a float as the bin index"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "-(-rows // block[1]) * strip_rows"), FAIL,
+         "multiplies the blocks by strip_rows", name="the row blocks times strip_rows"),
+    Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "-(-rows // (block[1] + strip_rows))"), FAIL,
+         "divides by block\\[1\\] \\+ strip_rows", name="block[1] + strip_rows"),
 ]

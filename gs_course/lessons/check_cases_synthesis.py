@@ -55,6 +55,8 @@ SYNTHESIS_CASES = [
          "your norms do not broadcast", name="the norms over axis 0, one a cell"),
     Case("synthesis 6", ("gram = rows @ rows.T", "gram = rows @ rows"), FAIL, "the product's shapes do not match",
          name="rows @ rows without the transpose"),
+    Case("synthesis 6", (_COSINE, "return xp.triu(gram / (norms[:, None] * norms[None, :]))"), FAIL,
+         "keeps its upper triangle only", name="the upper triangle only"),
     Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "extern __shared__ unsigned char block_counts[];"),
          FAIL, "block_counts is unsigned char", name="8-bit shared counts"),
     Case("synthesis 3", (_COUNTED, ".reshape(count, bins + 1)"), FAIL, "reshaped them to \\(5, ?65\\)",

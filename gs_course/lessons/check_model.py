@@ -508,6 +508,15 @@ def _run_without_dt(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarr
     return v
 
 
+def _run_from_swapped(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarray:
+    """V after `steps` steps started from (V, U) of the school's initial state, the two swapped."""
+    u0, v0 = initial_state(rows, cols, np.float64)
+    u, v = v0, u0
+    for _ in range(steps):
+        u, v = reference_step(u, v, p)
+    return v
+
+
 def _batch(student, device_type, base: Parameters) -> None:
     feeds = np.array([0.022, 0.03, 0.046], np.float32)
     kills = np.array([0.051, 0.06, 0.063], np.float32)
@@ -547,6 +556,11 @@ def _batch(student, device_type, base: Parameters) -> None:
         compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
                 itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair"),
                                  (_run_without_dt(rows, cols, steps, p), "no term is multiplied by dt: the step is "
-                                  "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)")],
+                                  "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)"),
+                                 (reference_run(rows, cols, steps, base.replace(feed=0.0, kill=0.0))[1],
+                                  "F and k are 0 in your run: an integer dtype (int32?) truncates them, keep feeds and "
+                                  "kills float"),
+                                 (_run_from_swapped(rows, cols, steps, p), "your run starts from (v0, u0), U and V "
+                                  "swapped: the carry is (u, v), from (u0, v0)")],
                                 run_slips(rows, cols, steps, p, 1), batch_mistakes(rows, cols, steps, base, feeds, kills, i)))
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))

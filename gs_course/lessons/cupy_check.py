@@ -91,6 +91,12 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
     if grid[1] == _blocks(rows, block[1]) and strip_rows > 1:
         return (f"your grid {grid} launches a thread for every row ({where}): each thread walks down "
                 f"{strip_rows} rows, so a block covers block[1] x strip_rows rows")
+    for rows_blocks, mistake in ((_blocks(rows, block[1]) * strip_rows, "multiplies the blocks by strip_rows"),
+                                 (_blocks(rows, block[1] + strip_rows), "divides by block[1] + strip_rows")):
+        if grid[1] == rows_blocks != want[1]:
+            return (f"your grid {grid} {mistake} along the rows ({where}): a block covers block[1] x strip_rows "
+                    f"rows (its threads, each down strip_rows rows), so divide the rows by their product, "
+                    f"-(-rows // (block[1] * strip_rows)) = {want[1]}")
     covered = (grid[0] * block[0], grid[1] * block[1] * strip_rows)
     for axis, n, per_block, covers in ((0, cols, block[0], "columns"), (1, rows, block[1] * strip_rows, "rows")):
         if covered[axis] < n:
