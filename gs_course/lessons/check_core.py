@@ -501,6 +501,8 @@ def c_text(text, what: str) -> None:
                      '("..." for one line, """...""" for several)')
 
 
+#: The compilers' words (g++, clang++, nvrtc) for a name never declared, the name in the first group that matched.
+UNDECLARED = r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'"
 #: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
 _COMPILE_ERRORS = (
     (r"invalid types ‘[^’]*\[(?:float|double)\]’ for array subscript|array subscript is not an integer|"
@@ -511,7 +513,7 @@ _COMPILE_ERRORS = (
     (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
      "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
      "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
-    (r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'",
+    (UNDECLARED,
      "{name} is not defined: declare it before its use (a value: const float {name} = ...; a block's shared "
      "array: extern __shared__ unsigned int {name}[];) or use the kernel's own names"),
     (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .check_core import NotYet, compile_hint, endless_loop
+from .check_core import UNDECLARED, NotYet, compile_hint, endless_loop
 
 #: Elements of guard zone on each side of every array: a step kernel's row stride of rows for
 #: cols, or its index transposed, reads up to a few thousand elements past the end of a checker's grid.
@@ -274,8 +274,7 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
 def undeclared_call(code: str, errors: list[str]) -> str | None:
     """The hint for a call of a function the kernel does not have (swap(a, b), as in C++), named
     from the compiler's error lines and the code; else None."""
-    found = re.search(r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|undeclared identifier '(\w+)'",
-                      "\n".join(errors))
+    found = re.search(UNDECLARED, "\n".join(errors))
     name = found and next(g for g in found.groups() if g)
     if not name or not re.search(rf"\b{name}\s*\(", code):
         return None
