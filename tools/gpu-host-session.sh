@@ -25,8 +25,8 @@
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
 #              check (instructor-check.json), classrooms of 16 and 24 (RAMP) held to its times alone
-#              (classroom.json, saved after each; GPU and CPU use sampled), the small-GPU rehearsals at
-#              2 and 4 GB free, the suite (the files that use cuPyNumeric, then the rest)
+#              (classroom.json, saved after each; GPU and CPU use sampled; where 16 fails, FALLBACK=12
+#              students alone), the small-GPU rehearsal at 2 GB free, the suite (the files that use cuPyNumeric, then the rest)
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
 #              where a classroom's notebooks spend their time (each cell's start is in the logs)
@@ -133,7 +133,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       fi ;;
     final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness (at most
       # HARNESS_S seconds); then the instructor check (its times alone), classrooms of 16 and 24 (RAMP)
-      # held to them (each saved as it ends), the small-GPU rehearsals at 2 and 4 GB free, the suite's
+      # held to them (each saved as it ends; FALLBACK students where none passed), the small-GPU rehearsal
+      # at 2 GB free, the suite's
       # files that use cuPyNumeric, the rest of the suite: the session's device time ends it where it is.
       # A notebook is stopped after 150 s (a hang must not take the session's device time).
       step "${HARNESS_S:-300}" 0 harness python3 -m gs_course.lessons.check_harness --gpu
@@ -145,9 +146,14 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       local vmstat=$!
       step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16,24}" \
         --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
+      # Where the first size fails, the largest passing is below it: FALLBACK students (12) alone.
+      if ! python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["largest_passing"] is None)' \
+          "$out/classroom/classroom.json" 2>/dev/null; then
+        step 600 0 classroom-fallback python3 -m gs_course.cli instructor-check --students "${FALLBACK:-12}" \
+          --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom-fallback"
+      fi
       kill "$dmon" "$vmstat"
       small_gpu 2
-      small_gpu 4
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
