@@ -128,9 +128,15 @@ def jax_memory_fraction(free_bytes: int, total_bytes: int) -> str:
 QUIET_THREADS = "threads=error"
 
 
+#: One thread for Legate's runtime work (its default is two): a notebook issues one small task after
+#: another, and a second runtime thread adds hand-offs between threads rather than speed, CPU time
+#: that the other students of a shared machine want.
+RUNTIME_THREADS = "--utility 1"
+
+
 def gpu_legate_config(fbmem_mib: int = 4000) -> str:
     """Legate's share of a GPU machine: one GPU and `fbmem_mib` MiB of its memory, never the whole card."""
-    return f"--gpus 1 --cpus 2 --sysmem 2000 --fbmem {fbmem_mib} --logging {QUIET_THREADS}"
+    return f"--gpus 1 --cpus 2 {RUNTIME_THREADS} --sysmem 2000 --fbmem {fbmem_mib} --logging {QUIET_THREADS}"
 
 
 #: A large card's share (the 4,000 MiB cap of `legate_fbmem_mib`).
@@ -138,7 +144,7 @@ GPU_LEGATE_CONFIG = gpu_legate_config()
 #: Without a GPU. Legate's CUDA module still starts where a libcuda is loadable (the stand-in of
 #: a machine without a driver) and logs two lines, `cuInit(0) returned 100` and "not able to discover
 #: the CUDA resources", ahead of every output: its `gpu` logger has nothing else to say on the CPU.
-CPU_LEGATE_CONFIG = f"--cpus 1 --gpus 0 --sysmem 2000 --logging gpu=none,{QUIET_THREADS}"
+CPU_LEGATE_CONFIG = f"--cpus 1 --gpus 0 {RUNTIME_THREADS} --sysmem 2000 --logging gpu=none,{QUIET_THREADS}"
 
 
 def default_legate_config() -> str:
