@@ -391,8 +391,11 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
     elif step["passed"]:
         within = sum(all(a["slowdown"] <= record["slowdown_limit"] for a in step["attempts"] if a["student"] == student)
                      for student in range(1, step["students"] + 1))
+        over = [(n, sum(a["notebook"] == n and a["slowdown"] > record["slowdown_limit"] for a in step["attempts"]))
+                for n in record["notebooks"]]
         text += (f"with {step['students']} at once every notebook passed, {within or 'none'} of the students within "
-                 f"{record['slowdown_limit']:g}x of their times alone ({slowest})")
+                 f"{record['slowdown_limit']:g}x of their times alone ({slowest}; over {record['slowdown_limit']:g}x: "
+                 + ", ".join(f"{n} for {count} of the {step['students']}" for n, count in over if count) + ")")
     else:
         everyone = [n for n in record["notebooks"]
                     if sum(a["passed"] for a in step["attempts"] if a["notebook"] == n) == step["students"]]
@@ -423,9 +426,9 @@ def bench_record(name: str):
 
 #: Renderer name -> (the loader of its record for a machine, the text from the record).
 RENDERERS = {
-    "classroom-summary": (lambda machine: classroom.load(result_path(machine, "classroom.json")), classroom_summary),
-    "classroom-cupynumeric-summary": (lambda machine: classroom.load(result_path(machine, "classroom-cupynumeric.json")),
-                                      lambda record: classroom_summary(record, "classroom-cupynumeric.json")),
+    **{f"{stem}-summary": (lambda machine, stem=stem: classroom.load(result_path(machine, f"{stem}.json")),
+                           lambda record, stem=stem: classroom_summary(record, f"{stem}.json"))
+       for stem in ("classroom", "classroom-12", "classroom-cupynumeric")},
     "cupy-formulations": (bench_record("bench"), cupy_formulations),
     "cupy-output": (bench_record("bench"), cupy_output),
     "cupy-step-range": (bench_record("bench"), cupy_step_range),
