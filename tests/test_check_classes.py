@@ -6,7 +6,7 @@ and writes outside its arrays)."""
 import numpy as np
 import pytest
 
-from gs_course.lessons import analysis, checkers as check, cuda_on_cpu, kernel_check
+from gs_course.lessons import analysis, analysis_check, check_core, checkers as check, cuda_on_cpu, kernel_check
 
 needs_compiler = pytest.mark.skipif(cuda_on_cpu.compiler() is None, reason="no C++ compiler here")
 
@@ -17,6 +17,27 @@ def test_any_failure_of_the_trial_child_is_the_kernels():
     with pytest.raises(check.NotYet, match="failed when tried in a separate process"):
         check.trial_in_a_child("gs_course.lessons.checkers:no_such_trial", "body")
     check.trial_in_a_child("os.path:basename", "a child that succeeds")  # nothing raised
+
+
+@pytest.mark.parametrize("stderr, the_kernels", [
+    ("cupy.cuda.memory.OutOfMemoryError: Out of memory allocating 15,872 bytes (allocated so far: 0 bytes).", False),
+    ("cudaErrorMemoryAllocation: out of memory", False),
+    ("CUDADriverError: CUDA_ERROR_OUT_OF_MEMORY: out of memory", False),
+    ("cupy_backends.cuda.api.runtime.CUDARuntimeError: cudaErrorIllegalAddress: an illegal memory access", True),
+])
+def test_a_child_without_gpu_memory_is_no_trial(monkeypatch, stderr, the_kernels):
+    """On a small GPU that the notebook nearly fills (the 2 GB rehearsal of results/h200), the child
+    cannot allocate its first bytes: that says nothing of the kernel, whose right answer then ran
+    in the notebook's process; any other failure is still the kernel's."""
+    import subprocess
+
+    failed = subprocess.CompletedProcess([], 1, "", "Traceback (most recent call last):\n  ...\n" + stderr + "\n")
+    monkeypatch.setattr(subprocess, "run", lambda *args, **kwargs: failed)
+    if the_kernels:
+        with pytest.raises(check.NotYet, match="outside its arrays"):
+            check.trial_in_a_child("os.path:basename", "body")
+    else:
+        check.trial_in_a_child("os.path:basename", "body")  # nothing raised: no trial
 
 
 @pytest.mark.parametrize("body, divergent", [
@@ -64,3 +85,24 @@ def test_a_kernel_that_goes_wrong_on_the_cpu_is_told_how(body, kind):
     with pytest.raises(cuda_on_cpu.KernelFailed) as failed:
         _run(body, own_threads=kind == "hang", timeout=3)
     assert failed.value.kind == kind
+
+
+@pytest.mark.parametrize("error, hint", [
+    (TypeError("x must be int array"), "bin indices are floats"),  # cupy.bincount of floats
+    (AttributeError("'int' object has no attribute 'shape'"), "second argument is weights"),  # cupy.bincount(x, 256)
+])
+def test_cupys_words_for_a_bincount_mistake_get_numpys_hint(error, hint):
+    """CuPy words the two bincount mistakes of the histograms exercise otherwise than NumPy (the
+    harness's cases on the H200 at d7c36b1): the same hint either way."""
+    def histograms(images, bins):
+        raise error
+
+    with pytest.raises(check.NotYet, match=hint):
+        analysis_check.histograms(histograms)
+
+
+def test_nvrtcs_words_for_min_of_a_float_and_an_int():
+    """nvrtc (on the GPU) rejects min(image[i] * bins, bins - 1) as an ambiguous overload, where g++
+    on the CPU reports the float index: both name the float."""
+    line = 'error: more than one instance of overloaded function "min" matches the argument list:'
+    assert "an index is a float" in check_core.compile_hint([line])

@@ -154,12 +154,13 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
              "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]"),
             (TypeError, "positional argument", "histograms is called as histograms(images, bins): take both "
              "arguments ({message})"),
-            (TypeError, "[Cc]annot cast array data from dtype\\('float|must (be|have) an? int|requires integer",
+            (TypeError, "[Cc]annot cast array data from dtype\\('float|must (be|have) (an? )?int|requires integer",
              "your bin indices are floats (floor and minimum keep the dtype), and bincount counts integers: cast "
              "them, .astype(np.int64)"),
-            (ValueError, "weights and list don't have the same length|weights should have the same shape|too small depth",
-             "bincount's second argument is weights, one per index: give the number of counts by name, "
-             "minlength=images * bins"),
+            *((kind, words, "bincount's second argument is weights, one per index: give the number of counts by name, "
+               "minlength=images * bins") for kind, words in (  # NumPy's words, then CuPy's (its weights need a .shape)
+                (ValueError, "weights and list don't have the same length|weights should have the same shape|too small depth"),
+                (AttributeError, "'int' object has no attribute 'shape'"))),
             (ValueError, "negative", "a bin index is negative: V lies in [0, 1], so its bin, int(v * bins), is 0 or "
              "more; scale V itself, (images * bins), without shifting it")):
         try:

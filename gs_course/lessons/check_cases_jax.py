@@ -154,4 +154,9 @@ PLAYTEST_4_JAX = [
     Case("jax 6", ("(jnp.asarray(feeds), jnp.asarray(kills))", "(jnp.asarray(feeds, dtype=jnp.int32), "
                    "jnp.asarray(kills, dtype=jnp.int32))"), FAIL, "F and k are 0 in your run", name="feeds and kills int32"),
     Case("jax 6", ("(u0, v0))[1]", "(v0, u0))[1]"), FAIL, "starts from \\(v0, u0\\)", name="started from (v0, u0)"),
+    # another independent playtest: the kills mapped along an axis they do not have
+    Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(0, 1))"), FAIL,
+         "maps feeds or kills along axis 1 \\(in_axes\\), an axis they do not have.*in_axes=\\(0, 0\\)", name="in_axes=(0, 1)"),
+    Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(-1, 0))"), PASS, "one vmap",
+         name="in_axes=(-1, 0), the last axis of a 1-D array"),
 ]

@@ -19,6 +19,9 @@ def _guarded_window(beyond: str) -> tuple[str, str]:
             f"            if (r < 0 || r {beyond} rows || c < 0 || c >= cols) continue;")
 
 
+#: An early return of every cell at the border.
+_BORDER_RETURN = "if (row == 0 || row == rows - 1 || col == 0 || col == cols - 1) return;\n    "
+
 KERNEL_CASES = [
     Case("cupy 3", ("float uvv = u * v * v;\nu_next = u + dt * (du * lu - uvv + feed * (1.0f - u));",
                     "float uvv = u * v * v;\nfloat du = du * lu - uvv + feed * (1.0f - u);\nu_next = u + dt * du;"),
@@ -212,4 +215,23 @@ KERNEL_CASES = [
          "multiplies the blocks by strip_rows", name="the row blocks times strip_rows"),
     Case("cupy 5", ("-(-rows // (block[1] * strip_rows))", "-(-rows // (block[1] + strip_rows))"), FAIL,
          "divides by block\\[1\\] \\+ strip_rows", name="block[1] + strip_rows"),
+    # Another independent playtest's: an output written at the row, the border returned early, a read outside
+    # the array multiplied by 0 (its value changes nothing, the read is still out of bounds).
+    Case("cupy 4", ("u_next[cell] =", "u_next[row] ="), FAIL, "writes u_next\\[row\\], another cell than its own.*"
+         "write u_next\\[cell\\]", name="u_next[row] for u_next[cell]"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", _BORDER_RETURN + "const float uc = u[cell], vc = v[cell];"),
+         FAIL, "leaves the border cells .*unwritten.*the model computes them too.*no early return", name="the border returned early"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "if (row == 0) return;\n    const float uc = u[cell], vc = v[cell];"),
+         FAIL, "leaves the first row unwritten", name="the first row returned early"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "if (row >= rows || col >= cols) return;\n    "
+                    "const float uc = u[cell], vc = v[cell];"), PASS, "step: right", name="the template's return again"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * vc + 0.0f * v[cell + 1];"), FAIL,
+         "reads v\\[cell \\+ 1\\] outside v at cell \\(\\d+, \\d+\\).*past its end.*multiplying by 0 does not make an out-of-bounds read safe",
+         name="0.0f * v[cell + 1], out of bounds at the last cell"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * vc + 0.0f * u[cell - 1];"), FAIL,
+         "reads u\\[cell - 1\\] outside u at cell \\(0, 0\\).*before its start", name="0.0f * u[cell - 1], out of bounds at the first cell"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * vc + (col + 1 < cols ? 0.0f * v[cell + 1] : 0.0f);"),
+         PASS, "step: right", name="0.0f * v[cell + 1] where it is inside the row"),
+    Case("cupy 4", ("u_next[cell] =", "const int out = row * cols + col;\n    u_next[out] ="), PASS, "step: right",
+         name="u_next written through an index of its own"),
 ]

@@ -227,4 +227,18 @@ SYNTHESIS_CASES = [
     Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const bool ascending = ((i & k) == 0) == (partner > i);\n    "
                          + _READ + "\n    if ((a > b) == ascending) values[i] = b;\n"), FAIL, "a race.*values\\[i\\] only",
          "cpu", name="each thread writes values[i] only"),
+    # --- another independent playtest: the values compared as integers, one cell counted at every iteration
+    Case("synthesis 8", ("if ((a > b) == ascending)", "if (((int)a > (int)b) == ascending)"), FAIL,
+         "casts the values to an integer \\(\\(int\\)a\\).*tie", name="(int)a > (int)b"),
+    Case("synthesis 8", ("if ((a > b) == ascending)", "if ((static_cast<int>(values[i]) > b) == ascending)"), FAIL,
+         "casts the values to an integer", name="static_cast<int>(values[i])"),
+    Case("synthesis 8", ("if ((a > b) == ascending)", "if (((float)a > (float)b) == (bool)((int)(i & k) == 0))"), PASS,
+         "bitonic sort", name="casts to float, and of the direction's bits to int"),
+    Case("synthesis 7", ("min((int)(image[i] * bins)", "min((int)(image[first] * bins)"), FAIL,
+         "counts image\\[first\\], the thread's first cell, again.*image\\[i\\]", name="image[first] at every iteration"),
+    Case("synthesis 7", ("min((int)(image[i] * bins)", "min((int)(image[blockIdx.x * blockDim.x] * bins)"), FAIL,
+         "counts image\\[blockIdx.x \\* blockDim.x\\] again", name="the block's first cell at every iteration"),
+    Case("synthesis 7", ("const int bin = min((int)(image[i] * bins), bins - 1);",
+                         "const float value = image[i];\n        const int bin = min((int)(value * bins), bins - 1);"), PASS,
+         "privatised", name="the cell's value read into a local first"),
 ]

@@ -408,9 +408,9 @@ def their_errors(what: str, hints=(), library: str | None = None):
         first = message.strip().splitlines()[0] if message.strip() else type(err).__name__
         known = [(kind, pattern, hint) for kind, pattern, hint, libraries in _KNOWN_ERRORS
                  if libraries is None or library in libraries]
-        for kind, pattern, hint in (*hints, *known):
-            if isinstance(err, kind) and re.search(pattern, message):
-                raise NotYet(hint.format(what=what, shapes=_shapes(message), message=first[:200])) from None
+        for kind, pattern, hint in (*hints, *known):  # a hint's {0}, {1}...: the pattern's groups
+            if isinstance(err, kind) and (found := re.search(pattern, message)):
+                raise NotYet(hint.format(*found.groups(), what=what, shapes=_shapes(message), message=first[:200])) from None
         where = _in_their_code(err)
         if where is None or YOUR_TURN_MESSAGE in message:
             raise
@@ -508,6 +508,8 @@ _COMPILE_ERRORS = (
     (r"invalid types ‘[^’]*\[(?:float|double)\]’ for array subscript|array subscript is not an integer|"
      r"expression must have integral or unscoped enum type",
      "an index is a float: an array's index must be an integer, cast it, (int)(...)"),
+    (r'more than one instance of overloaded function "(?:min|max)"',  # nvrtc: min(float, int), as for an index
+     "an index is a float, or min or max of a float and an int (CUDA has no such min): cast it, (int)(...)"),
     (r"(invalid|unrecognized) preprocess(ing|or) directive",
      "a line starting with # is a preprocessor directive in C, not a comment: comments are // or /* */"),
     (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
@@ -576,9 +578,11 @@ def trial_in_a_child(trial: str, body: str) -> None:
     """Run the student's kernel once in a separate process first (`trial`, "module:function", is
     called there with `body`): a kernel that touches memory far outside its arrays, or never ends,
     costs that process its GPU context, not the notebook's. Any failure of the child is the
-    kernel's: CUDA names a wild access in several ways (an illegal address, an invalid address
-    space, a launch failure...), and a kernel that does not compile is left to the notebook's
-    process, which reports the compiler's lines."""
+    kernel's, but for a GPU without memory for a second process (a small one, nearly full: no trial
+    then), and for a kernel that does not compile, left to the notebook's process, which reports
+    the compiler's lines. CUDA names a wild access in several ways (an illegal address...)."""
+    if "cupy" in sys.modules:  # the spare blocks of this process's pool, for the child on a small GPU
+        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
     module, function = trial.split(":")
     code = f"import sys; from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]} as m; m.{function}(sys.stdin.read())"
     try:
@@ -586,7 +590,7 @@ def trial_in_a_child(trial: str, body: str) -> None:
     except subprocess.TimeoutExpired:
         raise NotYet("your kernel did not finish within 60 s on a small input: "
                      + (endless_loop(body) or "a loop that never ends?")) from None
-    if child.returncode != 0:
+    if child.returncode != 0 and not re.search(r"OutOfMemoryError|out of memory|OUT_OF_MEMORY", child.stderr):
         last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
         raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "
                      "or writes outside its arrays, most often at the border or with an index far too large "

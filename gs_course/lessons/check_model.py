@@ -462,6 +462,9 @@ _BATCH_ERRORS = (
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
      "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
      "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
+    (ValueError, r"vmap was requested to map its argument along axis (-?\d+), which implies that its rank",
+     "{what} maps feeds or kills along axis {0} (in_axes), an axis they do not have: both are 1-D, one value per pair, "
+     "so axis 0, the pairs', is their only one. Map both along axis 0: in_axes=(0, 0), or leave in_axes out"),
     *BODY_ARGUMENTS,
 )
 

@@ -221,14 +221,16 @@ int main(int argc, char** argv) {{
                       if "error" in line]
             raise KernelFailed("compile", "\n".join(errors[:5]) or built.stderr.strip()[:500])
 
-    def run(self, arrays: dict[str, np.ndarray], reverse: bool = False, timeout: float = 20) -> dict[str, np.ndarray]:
-        """The arrays after the program ran (each in its guard zones, filled with `guard_fill`)."""
+    def run(self, arrays: dict[str, np.ndarray], reverse: bool = False, timeout: float = 20,
+            fills: dict | None = None) -> dict[str, np.ndarray]:
+        """The arrays after the program ran (each in its guard zones, filled with `_guard_fill`, or
+        with `fills`' value for its name: a read there whose value changed nothing then shows)."""
         data = self.folder / "arrays.bin"
         guarded = []
         with open(data, "wb") as out:
             for name in self.names:
                 a = np.ascontiguousarray(arrays[name]).ravel()
-                fill = _guard_fill(a.dtype)
+                fill = a.dtype.type((fills or {}).get(name, _guard_fill(a.dtype)))
                 whole = np.concatenate([np.full(GUARD, fill, a.dtype), a, np.full(GUARD, fill, a.dtype)])
                 guarded.append((name, a, fill))
                 out.write(np.int64(whole.nbytes).tobytes())

@@ -20,6 +20,7 @@ import numpy as np
 from .check_core import (PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid,
                          _refuse_the_placeholder, c_text, compare, ok, trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
+from .kernel_indices import unseen_read_outside
 from .check_model import step
 from ..model import initial_state, reference_step
 from ..backends import probe
@@ -281,11 +282,17 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
         arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
         if laplacian is not None:
             arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
-        got = cuda_on_cpu.run_checked(kernel, arrays, main, [({}, {})], timeout=5,  # a step takes milliseconds
-                                      compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))[0]
-        _named_mistake(*student, p, u, v, got["u_next"], got["v_next"])
-        _read_outside((got["u_next"], got["v_next"]), " (run on the CPU)")
-        return got["u_next"], got["v_next"]
+        probed = ("u", "v") if student[1] == "raw" else ()  # NaN around one input: a read there that changed nothing shows
+        runs = [({}, {})] + [({}, {"fills": {name: np.nan}}) for name in probed]
+        got, *others = cuda_on_cpu.run_checked(kernel, arrays, main, runs, timeout=5,  # a step takes milliseconds
+                                               compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))
+        outputs = got["u_next"], got["v_next"]
+        _named_mistake(*student, p, u, v, *outputs)
+        _read_outside(outputs, " (run on the CPU)")
+        if hint := unseen_read_outside(student[0], outputs, {n: (o["u_next"], o["v_next"]) for n, o in zip(probed, others)},
+                                       " (run on the CPU)"):
+            raise NotYet(hint)
+        return outputs
 
     return one_step
 
@@ -325,6 +332,22 @@ def _trial(body: str) -> None:
     except cupy.cuda.compiler.CompileException:
         return  # the notebook's process reports it, with the compiler's lines
     cupy.cuda.Device().synchronize()
+
+
+def _probed(cupy, launch, guards, u, v, p) -> dict:
+    """The step's outputs with NaN around u, then around v (the others as they were): {"u": [u_next,
+    v_next], "v": ...}. A read outside an array that changed nothing (0.0f * v[cell + 1]) shows there."""
+    probed = {}
+    for name, a in (("u", u), ("v", v)):
+        for buffer, inside, fill in guards:
+            if buffer.data.ptr <= a.data.ptr < buffer.data.ptr + buffer.nbytes:
+                buffer[: inside.start], buffer[inside.stop :] = np.nan, np.nan
+                outputs = [cupy.full(u.shape, np.nan, np.float32) for _ in range(2)]
+                launch(u, v, *outputs, p)
+                buffer[: inside.start], buffer[inside.stop :] = fill, fill
+                probed[name] = [o.get() for o in outputs]
+                break
+    return probed
 
 
 def step_kernel(body: str):
@@ -370,7 +393,9 @@ def step_kernel(body: str):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
             _named_mistake(body, "raw", p, u.get(), v.get(), *got)
-        _read_outside(got)
+            _read_outside(got)
+            if hint := unseen_read_outside(body, got, _probed(cupy, launch, guards, u, v, p)):
+                raise NotYet(hint)
         return u_next, v_next
 
     with _gpu_errors_as_hints(cupy), _compile_mistakes_named(cupy, body, "raw"):

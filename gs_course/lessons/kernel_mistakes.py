@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 
+from .kernel_indices import border_unwritten, written_elsewhere as written_at_another_index
 from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
 
 #: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
@@ -498,6 +499,7 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
         for model, outside, hint in _own_values_elsewhere(u, v, p):
             if _matches(got, model, outside, want):
                 return hint
-        if hint := _written_elsewhere(got, want):
+        if hint := _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
+                border_unwritten(code, got, want):
             return hint
     return _output_read(code, kind)
