@@ -435,7 +435,7 @@ RENDERERS = {
     "cupy-gpu-memory": (_instructor_check, cupy_gpu_memory),
     **{f"notebook-peaks-{name}": ((lambda machine, name=name: instructor.load(result_path(machine, f"{name}.json"))),
                                   (lambda record, name=name: notebook_peaks(record, f"{name}.json")))
-       for name in ("instructor-check", "small-gpu-4gb")},
+       for name in ("instructor-check", "small-gpu-4gb", "small-gpu-2gb")},
     "cupy-kernel-variants": (lambda machine: result_path(machine, "logs/cupy-topics.txt").read_text(), cupy_kernel_variants),
     "synthesis-routes": (bench_record("bench"), synthesis_routes),
     "synthesis-two-gpus": (_two_gpu_results, synthesis_two_gpus),
