@@ -6,7 +6,7 @@ CASES with them (the format is its own: exercise, answer, verdict, a piece of th
 
 from __future__ import annotations
 
-from .check_answers import FAIL, PASS, Case
+from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 
 
 
@@ -234,4 +234,35 @@ KERNEL_CASES = [
          PASS, "step: right", name="0.0f * v[cell + 1] where it is inside the row"),
     Case("cupy 4", ("u_next[cell] =", "const int out = row * cols + col;\n    u_next[out] ="), PASS, "step: right",
          name="u_next written through an index of its own"),
+    Case("cupy 4", ("++c", "c += 2"), FAIL, "your loop over c steps by 2.*skips neighbours",
+         name="the window's column loop stepping by 2 (no float in it)"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? (int)v : 0"'), FAIL,
+         "spot masses are \\(nearly\\) 0: the cast \\(int\\) makes each value of V", name="the spot's value cast to int"),
+    Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "extern __shared__ unsigned long long block_counts[];"),
+         FAIL, "block_counts is unsigned long long, 8 bytes an entry.*declare it unsigned int",
+         name="the shared histogram of 8-byte entries"),
+    # CUDA's own functions: those the CPU's stand-in defines are checked there, the others said not checked
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * __powf(vc, 2.0f);"), PASS, "step: right",
+         name="__powf, CUDA's fast power"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * __powf(v, 2.0f);"), PASS, "step: right",
+         name="__powf in the ElementwiseKernel"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = __fmul_rn(u, v * v);"), PASS, "step: right",
+         name="__fmul_rn in the ElementwiseKernel"),
+    Case("cupy 4", ("const float uc = u[cell], vc = v[cell];", "const float uc = __ldg(&u[cell]), vc = __ldg(&v[cell]);"),
+         PASS, "step: right", name="__ldg, the read-only cache's read"),
+    Case("cupy 4", ("u_next[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));",
+                    "u_next[cell] = __fmaf_rn(dt, du * lu - uvv + feed * (1.0f - uc), uc);"), PASS, "step: right",
+         name="__fmaf_rn, a fused multiply-add"),
+    Case("cupy 4", ("v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);",
+                    "v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);\n    __threadfence();"), PASS,
+         "step: right", name="a __threadfence() that does no harm"),
+    Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * vc * vc + 0.0f * __popc(cell);"), NOT_CHECKED,
+         "your RawKernel: not checked here: it calls __popc, one of CUDA's own", "cpu",
+         name="__popc, which the CPU's stand-in does not define: not checked, no failure"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicInc(&block_counts[bin], 0xffffffffu);"), PASS,
+         "histogram kernel: right", name="atomicInc with the largest limit"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd_block(&block_counts[bin], 1u);"), PASS,
+         "histogram kernel: right", name="atomicAdd_block, the block's scope"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? __powf(v, 1.0f) : 0.0f"'), PASS,
+         "spot mass kernel: right", name="__powf in the map"),
 ]

