@@ -241,6 +241,14 @@ KERNEL_CASES = [
     Case("synthesis 7", ("extern __shared__ unsigned int block_counts[];", "extern __shared__ unsigned long long block_counts[];"),
          FAIL, "block_counts is unsigned long long, 8 bytes an entry.*declare it unsigned int",
          name="the shared histogram of 8-byte entries"),
+    Case("synthesis 7", ("atomicAdd(&block_counts[bin], 1u);", "atomicAdd(&block_counts[bin], 1u);\n        "
+                         "atomicAdd(&block_counts[bins], 0u);"), FAIL,
+         "writes past its shared memory array.*an atomic update at byte 256.*which holds 256 bytes", "cpu",
+         name="an atomic that adds 0 one past the shared histogram"),
+    Case("cupy 4", ("v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);",
+                    "v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);\n    u_next[cell + cols] = u_next[cell + cols];"),
+         FAIL, "writes u_next\\[cell \\+ cols\\], another cell than its own.*points outside the arrays",
+         name="a neighbour's cell copied onto itself (its values unchanged)"),
     # CUDA's own functions: those the CPU's stand-in defines are checked there, the others said not checked
     Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * __powf(vc, 2.0f);"), PASS, "step: right",
          name="__powf, CUDA's fast power"),

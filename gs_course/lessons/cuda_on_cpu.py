@@ -53,6 +53,8 @@ static unsigned char shared_arena[48 * 1024];
 // The dynamic shared memory a launch gives (CUDA's shared_mem argument): a block that changes a byte
 // past it wrote outside its extern __shared__ array (on a GPU that passes unseen, or faults).
 static size_t dynamic_shared_bytes = sizeof shared_arena;
+// The first byte past it that an atomic updated: atomicAdd(&counts[bins], 0u) changes no byte there.
+static size_t atomic_past_shared = 0;
 static void check_shared_bounds() {
     for (size_t b = dynamic_shared_bytes; b < sizeof shared_arena; ++b)
         if (shared_arena[b] != 7) {
@@ -62,25 +64,41 @@ static void check_shared_bounds() {
                     word, b / 4 * 4, dynamic_shared_bytes);
             exit(5);
         }
+    if (atomic_past_shared) {
+        fprintf(stderr, "past shared memory: it made an atomic update at byte %zu of the block's shared memory, which "
+                "holds %zu bytes (one that changed nothing there, as adding 0)\n", atomic_past_shared, dynamic_shared_bytes);
+        exit(5);
+    }
 }
-template <class T, class V> static inline T atomicAdd(T* p, V v) { return __atomic_fetch_add(p, (T) v, __ATOMIC_SEQ_CST); }
+static inline void shared_bound(const void* p) {  // each atomic's address, seen by check_shared_bounds
+    const unsigned char* at = (const unsigned char*) p;
+    if (at >= shared_arena + dynamic_shared_bytes && at < shared_arena + sizeof shared_arena && !atomic_past_shared)
+        atomic_past_shared = at - shared_arena;
+}
+template <class T, class V> static inline T atomicAdd(T* p, V v) {
+    shared_bound(p);
+    return __atomic_fetch_add(p, (T) v, __ATOMIC_SEQ_CST);
+}
 template <class T, class F> static inline T atomic_update(T* p, F f) {  // *p = f(*p) atomically; the old value
+    shared_bound(p);
     T old = *p, want;
     do { want = f(old); } while (!__atomic_compare_exchange(p, &old, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST));
     return old;
 }
 template <class V> static inline float atomicAdd(float* p, V v) { return atomic_update(p, [&](float o) { return o + (float) v; }); }
-template <class T, class V> static inline T atomicSub(T* p, V v) { return __atomic_fetch_sub(p, (T) v, __ATOMIC_SEQ_CST); }
-template <class T, class V> static inline T atomicAnd(T* p, V v) { return __atomic_fetch_and(p, (T) v, __ATOMIC_SEQ_CST); }
-template <class T, class V> static inline T atomicOr(T* p, V v) { return __atomic_fetch_or(p, (T) v, __ATOMIC_SEQ_CST); }
-template <class T, class V> static inline T atomicXor(T* p, V v) { return __atomic_fetch_xor(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicSub(T* p, V v) { shared_bound(p); return __atomic_fetch_sub(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicAnd(T* p, V v) { shared_bound(p); return __atomic_fetch_and(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicOr(T* p, V v) { shared_bound(p); return __atomic_fetch_or(p, (T) v, __ATOMIC_SEQ_CST); }
+template <class T, class V> static inline T atomicXor(T* p, V v) { shared_bound(p); return __atomic_fetch_xor(p, (T) v, __ATOMIC_SEQ_CST); }
 template <class T, class V> static inline T atomicExch(T* p, V v) {
     T want = (T) v, old;
+    shared_bound(p);
     __atomic_exchange(p, &want, &old, __ATOMIC_SEQ_CST);
     return old;
 }
 template <class T, class C, class V> static inline T atomicCAS(T* p, C compare, V v) {
     T expected = (T) compare, want = (T) v;
+    shared_bound(p);
     __atomic_compare_exchange(p, &expected, &want, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return expected;
 }

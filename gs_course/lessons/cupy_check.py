@@ -277,6 +277,9 @@ def _named_mistake(body: str, kind: str, p, u, v, u_next, v_next) -> None:
     """Where the kernel's step (u, v) -> (u_next, v_next) is one of a kernel's usual mistakes, its hint."""
     if hint := kernel_mistakes.step_mistake(body, kind, u, v, p, (u_next, v_next)):
         raise NotYet(hint if hint.startswith("your ") else f"your step is off: {hint}")
+    # right values too: a write into another thread's cell (u_next[cell + cols] = ...) races with that thread
+    if kind == "raw" and (hint := kernel_mistakes.written_at_another_index(body, *u.shape)):
+        raise NotYet(hint)
 
 
 def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):

@@ -92,6 +92,7 @@ def same_cell_each_time(body: str, array: str = "image", count: str = "cells") -
 
 def written_elsewhere(code: str, rows: int, cols: int) -> str | None:
     """The hint where the code writes u_next or v_next at an index that is not the cell's (u_next[row]), else None."""
+    code = _code(code)
     names = step_names(code, rows, cols)
     wrong: dict[str, list[str]] = {}
     for output, index in re.findall(r"\b(u_next|v_next)\s*\[([^\[\]]*)\]\s*(?:[-+*/]?=(?!=)|\+\+|--)", code):
