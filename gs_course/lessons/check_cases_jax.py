@@ -159,6 +159,8 @@ PLAYTEST_4_JAX = [
          "maps feeds or kills along axis 1 \\(in_axes\\), an axis they do not have.*in_axes=\\(0, 0\\)", name="in_axes=(0, 1)"),
     Case("jax 6", ("jax.vmap(one_pair)", "jax.vmap(one_pair, in_axes=(-1, 0))"), PASS, "one vmap",
          name="in_axes=(-1, 0), the last axis of a 1-D array"),
+    Case("jax 4", ("(u, v))", "[u, v])"), FAIL, "a tuple \\(u, v\\) both ways \\(the start value too: not a list",
+         name="the loop started from a list [u, v]"),
     Case("jax 6", ("model.initial_state(rows, cols)", "model.initial_state(cols, rows)"), FAIL,
          "your grids are 41 x 33, rows and cols swapped", name="the start state cols x rows"),
     Case("jax 5", ("return (u, v), v", "return (u, v), v.T"), FAIL, "each image your scan emits is V transposed",

@@ -249,6 +249,8 @@ KERNEL_CASES = [
                     "v_next[cell] = vc + dt * (dv * lv + uvv - (feed + kill) * vc);\n    u_next[cell + cols] = u_next[cell + cols];"),
          FAIL, "writes u_next\\[cell \\+ cols\\], another cell than its own.*points outside the arrays",
          name="a neighbour's cell copied onto itself (its values unchanged)"),
+    Case("cupy 5", ("return grid, block", "return block, grid"), FAIL, "return them unchanged, after the grid: return grid, block",
+         name="(block, grid), the pair swapped"),
     # CUDA's own functions: those the CPU's stand-in defines are checked there, the others said not checked
     Case("cupy 4", ("const float uvv = uc * vc * vc;", "const float uvv = uc * __powf(vc, 2.0f);"), PASS, "step: right",
          name="__powf, CUDA's fast power"),

@@ -338,8 +338,8 @@ _KNOWN_ERRORS = (
      "{what}: a function is called with other arguments than it takes ({message}): call it as it is defined "
      "(laplacian(a), step(u, v, p))", None),
     (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
-     "{what}: the loop's body must return its carry as it got it, a tuple (u, v) of the same shapes and dtypes "
-     "(not a list, not one array)", None),
+     "{what}: the loop's carry must come out of the body as it went in, a tuple (u, v) both ways (the start "
+     "value too: not a list on one side, not one array), of the same shapes and dtypes", None),
     (TypeError, r"JAX arrays are immutable|does not support item assignment",
      "{what} changes a JAX array in place (a[...] = ...): JAX arrays are immutable. Make a new one: "
      "a.at[...].set(values), or jnp.pad for a border", ("jax",)),

@@ -76,7 +76,9 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
         return (f"your grid {got[0]!r} has one number: CuPy takes it as ({got[0][0]}, 1), a single block along the "
                 f"rows; give the blocks along the columns (x) then along the rows (y)")
     if got_block != (*block, 1):
-        return f"your block is {got[1]}: a block's threads are given ({block}), return them unchanged"
+        swapped = tuple(got[0]) == tuple(block)  # (block, grid): the launch's order is grid, then block
+        return (f"your block is {got[1]}: a block's threads are given ({block}), return them unchanged"
+                + (", after the grid: return grid, block" if swapped else ""))
     if depth != 1:
         return (f"your grid {got[0]} has {depth} layers of blocks along z: the strip kernel does not use blockIdx.z, so "
                 f"each layer computes the same cells again; z is 1 (or leave it out)")
