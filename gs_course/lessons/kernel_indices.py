@@ -19,8 +19,8 @@ _ARITHMETIC = re.compile(r"^[\w\s+\-*/%()]+$")
 _CELL = "the cell (row, col) is row * cols + col, the kernel's cell"
 
 
-def _code(body: str) -> str:
-    """`body` without its comments."""
+def without_comments(body: str) -> str:
+    """`body`, a kernel's C, without its comments (what the checkers read of it)."""
     return re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
 
 
@@ -68,7 +68,7 @@ def _statement_after(code: str, at: int) -> str:
 def same_cell_each_time(body: str, array: str = "image", count: str = "cells") -> str | None:
     """The hint where the loop over the `count` reads `array` at an index its variable is not in
     (image[first] at every iteration), else None."""
-    code = _code(body)
+    code = without_comments(body)
     for loop in re.finditer(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=[^;]*;([^;]*);", code):
         variable = loop[1]
         if not re.search(rf"\b{count}\b", loop[2]):
@@ -92,7 +92,7 @@ def same_cell_each_time(body: str, array: str = "image", count: str = "cells") -
 
 def written_elsewhere(code: str, rows: int, cols: int) -> str | None:
     """The hint where the code writes u_next or v_next at an index that is not the cell's (u_next[row]), else None."""
-    code = _code(code)
+    code = without_comments(code)
     names = step_names(code, rows, cols)
     wrong: dict[str, list[str]] = {}
     for output, index in re.findall(r"\b(u_next|v_next)\s*\[([^\[\]]*)\]\s*(?:[-+*/]?=(?!=)|\+\+|--)", code):
@@ -146,7 +146,7 @@ def unseen_read_outside(body: str, plain, probed: dict, where: str = "") -> str 
     """The hint where the outputs with NaN around one input array (`probed`: its name -> (u_next,
     v_next)) differ from those with the usual fill around it (`plain`): the kernel reads outside that
     array, though the value it read changed nothing (0.0f * v[cell + 1]). Else None."""
-    code = _code(body)
+    code = without_comments(body)
     for array, outputs in probed.items():
         differs = np.zeros(np.shape(plain[0]), bool)
         for a, b in zip(plain, outputs):

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from .kernel_indices import border_unwritten, written_elsewhere as written_at_another_index
+from .kernel_indices import border_unwritten, without_comments, written_elsewhere as written_at_another_index
 from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
 
 #: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
@@ -33,11 +33,6 @@ _TYPE_WORDS = _INTEGER_WORDS | {"float", "double", "half", "auto", "bool", "char
 _QUALIFIERS = {"const", "static", "register", "volatile"}
 _DECLARATION = re.compile(r"(?:^|(?<=[;{}(]))\s*((?:(?:const|static|register|volatile)\s+)*)((?:(?:%s)\b\s*)+)[*&\s]*"
                           r"(?=[A-Za-z_])" % "|".join(sorted(_TYPE_WORDS)))
-
-
-def _code(body: str) -> str:
-    """`body` without its comments."""
-    return re.sub(r"//[^\n]*|/\*.*?\*/", " ", body, flags=re.S)
 
 
 def _declarations(code: str):
@@ -73,7 +68,7 @@ def declared_again(body: str, kind: str) -> str | None:
     """The hint for a local declared with the name of one of the kernel's parameters (it hides the
     parameter, or does not compile), else None."""
     names = PARAMETERS[kind]
-    for words, name, initialiser, _ in _declarations(_code(body)):
+    for words, name, initialiser, _ in _declarations(without_comments(body)):
         if name not in names:
             continue
         declared = f"`{' '.join(words)} {name}`"
@@ -97,7 +92,7 @@ def uninitialised(body: str) -> str | None:
     """The hint for a local declared without a value and then added to (or read) before anything is
     assigned to it: it starts with whatever its memory held, which may be 0 by luck, so its values
     cannot show it."""
-    code = _code(body)
+    code = without_comments(body)
     unset = []
     for words, name, initialiser, where in _declarations(code):
         if initialiser or name in unset or re.match(rf"\s*[*&\s]*{name}\s*\[", code[where:]):
@@ -135,7 +130,7 @@ def _written_input(code: str, kind: str) -> str | None:
 def compile_mistake(body: str, kind: str, errors: list[str]) -> str | None:
     """The mistake of a kernel whose body does not compile, named from its C and the compiler's
     error lines (`errors`), where it is one of the usual ones; else None (the compiler's own line)."""
-    code, said = _code(body), "\n".join(errors)
+    code, said = without_comments(body), "\n".join(errors)
     for opening, closing, what in (("{", "}", "braces"), ("(", ")", "parentheses")):
         opened, closed = code.count(opening), code.count(closing)
         if opened != closed:
@@ -501,7 +496,7 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
     want = reference_step(u, v, p)
     if all(np.allclose(g, w, rtol=0, atol=1e-5) for g, w in zip(got, want)):
         return None
-    code = _code(body)
+    code = without_comments(body)
     if hint := _integer_holding_a_float(code):  # it names the variables, whatever the values show
         return hint
     nowhere = np.zeros(u.shape, bool)
