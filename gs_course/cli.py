@@ -134,6 +134,9 @@ def _parser() -> argparse.ArgumentParser:
                            "classroom of one student")
     classroom.add_argument("--stagger", type=float, default=5.0, metavar="SECONDS",
                            help="seconds between two students' starts (default 5)")
+    classroom.add_argument("--shared-cores", action="store_true",
+                           help="every student on every core, as on a hub without cpusets (by default each "
+                           "student keeps to 1/N of the cores, one at least)")
 
     kernels = commands.add_parser(
         "kernels",
@@ -276,7 +279,8 @@ def _classroom(args: argparse.Namespace) -> int:
     except (classroom.ClassroomError, instructor.NotebookError) as err:
         raise UsageError(str(err)) from None
     try:
-        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out, alone)
+        passed = classroom.check(chosen, counts, args.stagger, args.timeout, args.size, out, alone,
+                                 own_cores=not args.shared_cores)
     except KeyboardInterrupt:
         print("\ngs-course: interrupted: every student's notebook was stopped"
               f"{'; the classroom sizes finished are in --out' if out else ''}", file=sys.stderr)

@@ -5,7 +5,10 @@ N student sessions start a few seconds apart (`stagger`). Each runs the notebook
 teaching order (CuPy, cuPyNumeric, JAX, the synthesis), each notebook in a fresh kernel through
 nbval (its outputs compared, as the instructor check does), with the course's shared-GPU settings
 (`student_settings`): JAX allocates as it goes, and Legate, which reserves its share whole, gets
-the course's share of 1/N of the GPU memory free, so that N Legate runtimes fit.
+the course's share of 1/N of the GPU memory free, so that N Legate runtimes fit. Each student keeps
+to cores of its own (1/N of the host's, one at least), as a hub's cpuset gives them: XLA and Legate
+size their threads from the cores they see, and 16 students each seeing all 16 cores spend them on
+contention (unless `own_cores` is False: `--shared-cores`).
 
 Per student and notebook it records pass or fail, the time, the peak GPU memory of that student's
 own processes (nvidia-smi's per-process figures, summed over the student's process tree: the
@@ -38,7 +41,8 @@ from .instructor import cpu_time, load as load_instructor_check, nbval_command, 
 from ..measurement import records
 from .. import paths
 from ..sizing import legate_fbmem_mib
-from .processes import dump_stacks, parent_ids, process_tree, sigterm_as_ctrl_c, stop_tree, wait_counting_cpu
+from .processes import (cores_of, dump_stacks, parent_ids, pinned, process_tree, sigterm_as_ctrl_c, stop_tree,
+                        wait_counting_cpu)
 
 KIND, SCHEMA = "classroom", 1
 #: The school's teaching order, by notebook number: CuPy, cuPyNumeric, JAX, the synthesis.
@@ -247,9 +251,10 @@ class Classroom:
 
     def __init__(self, notebooks: list[Path], students: int, stagger_s: float, timeout_s: float,
                  env: dict[str, str], sampler: MemorySampler, root: Path = paths.ROOT, log=print,
-                 logs: Path | None = None):
+                 logs: Path | None = None, cores: list[list[int]] | None = None):
         self.notebooks, self.students, self.stagger_s, self.timeout_s = notebooks, students, stagger_s, timeout_s
         self.env, self.sampler, self.root, self.log, self.logs = env, sampler, root, log, logs
+        self.cores = cores  # each student's, or None: every core for everyone
         self.attempts: list[Attempt] = []
         self._stopping = threading.Event()
         self._running: dict[int, subprocess.Popen] = {}  # student -> its nbval run now
@@ -261,6 +266,8 @@ class Classroom:
         stacks.mkdir()
         # -vv on top of its -q: verbose, each cell named as it starts
         command = nbval_command(notebook, self.root, f"--junitxml={junit}", "-vv")
+        if self.cores is not None:
+            command = pinned(command, self.cores[student])
         start = time.perf_counter()
         output = open(log, "w")
         # A session of its own: the terminal's Ctrl-C reaches the classroom, which stops each child in turn.
@@ -373,15 +380,19 @@ def _gpu_now():
 
 
 def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeout_s: float, size: str,
-                   alone: dict[str, float] | None, root: Path = paths.ROOT, log=print, logs: Path | None = None) -> dict:
+                   alone: dict[str, float] | None, root: Path = paths.ROOT, log=print, logs: Path | None = None,
+                   own_cores: bool = True) -> dict:
     """One classroom of `students`; `alone`: each notebook's time for one student (the 2x rule)."""
     gpu = _gpu_now()
     settings = student_settings(students, gpu and gpu.memory_free)
     env = sized_environment(size, **settings)
-    log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size: "
+    available = sorted(os.sched_getaffinity(0))
+    cores = [cores_of(s, students, available) for s in range(students)] if own_cores else None
+    log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size, "
+        + (f"{len(cores[0])} of {len(available)} cores each: " if cores else f"all {len(available)} cores shared: ")
         + ", ".join(f"{name}={value}" for name, value in settings.items()))
     with MemorySampler(gpu and gpu.index) as sampler:
-        classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log, logs)
+        classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log, logs, cores)
         wall_s = classroom.run()
     memory = "no GPU" if gpu is None else "not measured" if sampler.unmatched else "measured"
     failed = next((a for a in classroom.attempts if not a.passed), None)  # the first to end failing
@@ -398,7 +409,8 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
         "gpu_memory_free_mib": gpu and gpu.memory_free // 2**20,
         "memory": memory,
         "wall_s": wall_s,
-        "cpu_count": os.cpu_count(),
+        "cpu_count": len(available),
+        "cores_per_student": cores and len(cores[0]),  # None: every student on every core
         "passed": failed is None and len(attempts) == students * len(notebooks),
         "within_limit": None if alone is None else not slow,
         "first_failure": failed and {"student": failed.student + 1, "notebook": failed.notebook,
@@ -433,7 +445,7 @@ def times_alone(path: str | Path, notebooks: list[Path], size: str) -> dict[str,
 
 def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
          root: Path = paths.ROOT, log=print, alone: dict[str, float] | None = None, on_step=None,
-         logs: Path | None = None) -> dict:
+         logs: Path | None = None, own_cores: bool = True) -> dict:
     """Each classroom size of `counts` in turn (a first step of one student alone gives the times
     the others are held to, unless `alone` gives them), stopping after the first that fails; the
     payload of the record. `on_step` gets the payload so far after each step, so that a ramp
@@ -447,7 +459,7 @@ def ramp(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: 
                 "largest_passing": max(passing, default=None)}
 
     for students in counts:
-        step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log, logs)
+        step = classroom_step(notebooks, students, stagger_s, timeout_s, size, alone, root, log, logs, own_cores)
         steps.append(step)
         if students == 1 and step["passed"]:
             alone = {a["notebook"]: a["seconds"] for a in step["attempts"]}
@@ -491,7 +503,8 @@ def markdown(record: dict) -> str:
     for step in record["steps"]:
         verdict = "passed" if step_ok(step) else "FAILED"
         lines += [f"## {step['students']} student(s): {verdict}, {step['wall_s']:.0f} s in all", "",
-                  "Settings: " + ", ".join(f"`{k}={v}`" for k, v in step["settings"].items()) + ".", ""]
+                  f"Settings: {cores_line(step)}; " + ", ".join(f"`{k}={v}`" for k, v in step["settings"].items())
+                  + ".", ""]
         if step["first_failure"]:
             failure = step["first_failure"]
             lines += [f"First failure: student {failure['student']}, {failure['notebook']}: {failure['message']}", ""]
@@ -509,6 +522,15 @@ def markdown(record: dict) -> str:
                          f"{cpu_time(a.get('cpu_s'))} | {_memory(a, step['memory'])} | {cells} |")
         lines.append("")
     return "\n".join(lines)
+
+
+def cores_line(step: dict) -> str:
+    """How the step's students shared the host's cores, in words."""
+    each = step.get("cores_per_student")
+    if each is None:
+        return f"every student on all {step['cpu_count']} cores"
+    return f"each student kept to {each} of the {step['cpu_count']} cores" + (
+        " (one core shared)" if step["students"] > step["cpu_count"] else " of its own")
 
 
 def cores_busy(step: dict) -> float | None:
@@ -537,7 +559,7 @@ def summary_figures(record: dict) -> dict:
 
 
 def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s: float, size: str,
-          out: Path | None, alone: dict[str, float] | None = None) -> bool:
+          out: Path | None, alone: dict[str, float] | None = None, own_cores: bool = True) -> bool:
     """The classroom check from the command line: True when the largest classroom asked for passed.
     The record is saved after each classroom size, so Ctrl-C (or a time limit's SIGTERM) in the next
     one loses none that finished."""
@@ -550,7 +572,8 @@ def check(notebooks: list[Path], counts: list[int], stagger_s: float, timeout_s:
         return text
 
     with sigterm_as_ctrl_c():
-        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save, logs=out)
+        payload = ramp(notebooks, counts, stagger_s, timeout_s, size, alone=alone, on_step=save, logs=out,
+                       own_cores=own_cores)
     print("\n" + save(payload))
     if out is not None:
         print(f"saved {out / 'classroom.json'} and {out / 'classroom.md'}")

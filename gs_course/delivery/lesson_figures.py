@@ -401,6 +401,8 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
                     if sum(a["passed"] for a in step["attempts"] if a["notebook"] == n) == step["students"]]
         text += (f"no classroom size tried passed; with {step['students']} at once, "
                  f"{', '.join(everyone) or 'no notebook'} passed for every student")
+    if "cores_per_student" in step:
+        text += f" ({classroom.cores_line(step)})"
     busy = classroom.cores_busy(step)
     if busy is not None:
         text += (f"; the students' processes kept {busy:.1f} of the host's {step['cpu_count']} CPU cores busy "

@@ -10,6 +10,7 @@ import contextlib
 import os
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -41,6 +42,23 @@ def process_tree(root: int, parents: dict[int, int]) -> set[int]:
             tree.add(pid)
             todo += children.get(pid, [])
     return tree
+
+
+def cores_of(student: int, students: int, cores: list[int]) -> list[int]:
+    """The cores student `student` (0-based) of `students` keeps to, as a hub's cpuset gives them:
+    `cores` split into `students` equal runs of at least one core (a run's leftover cores unused),
+    a core shared round the classroom where the students outnumber the cores."""
+    if students > len(cores):
+        return [cores[student % len(cores)]]
+    each = len(cores) // students
+    return cores[student * each:(student + 1) * each]
+
+
+def pinned(command: list[str], cores: list[int]) -> list[str]:
+    """`command` kept to `cores`, it and every process it starts (they inherit its affinity): the
+    libraries size their thread pools from it (XLA's, Legate's), as they do in a hub's cpuset."""
+    keep = f"import os, sys; os.sched_setaffinity(0, {sorted(cores)}); os.execvp(sys.argv[1], sys.argv[1:])"
+    return [sys.executable, "-c", keep, *command]
 
 
 def running(pid: int) -> bool:
