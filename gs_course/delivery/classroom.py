@@ -525,7 +525,8 @@ def markdown(record: dict) -> str:
 
 
 def cores_line(step: dict) -> str:
-    """How the step's students shared the host's cores, in words."""
+    """How the step's students shared the host's cores, in words (a record from before students kept
+    to cores of their own has no `cores_per_student`: they shared them all)."""
     each = step.get("cores_per_student")
     if each is None:
         return f"every student on all {step['cpu_count']} cores"

@@ -401,8 +401,7 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
                     if sum(a["passed"] for a in step["attempts"] if a["notebook"] == n) == step["students"]]
         text += (f"no classroom size tried passed; with {step['students']} at once, "
                  f"{', '.join(everyone) or 'no notebook'} passed for every student")
-    if "cores_per_student" in step:
-        text += f" ({classroom.cores_line(step)})"
+    text += f" ({classroom.cores_line(step)})"
     busy = classroom.cores_busy(step)
     if busy is not None:
         text += (f"; the students' processes kept {busy:.1f} of the host's {step['cpu_count']} CPU cores busy "
@@ -430,7 +429,7 @@ def bench_record(name: str):
 RENDERERS = {
     **{f"{stem}-summary": (lambda machine, stem=stem: classroom.load(result_path(machine, f"{stem}.json")),
                            lambda record, stem=stem: classroom_summary(record, f"{stem}.json"))
-       for stem in ("classroom", "classroom-12", "classroom-cupynumeric")},
+       for stem in ("classroom", "classroom-shared-cores", "classroom-12", "classroom-cupynumeric")},
     "cupy-formulations": (bench_record("bench"), cupy_formulations),
     "cupy-output": (bench_record("bench"), cupy_output),
     "cupy-step-range": (bench_record("bench"), cupy_step_range),
