@@ -7,7 +7,7 @@ nbval (its outputs compared, as the instructor check does), with the course's sh
 (`student_settings`): JAX allocates as it goes, and Legate, which reserves its share whole, gets
 the course's share of 1/N of the GPU memory free, so that N Legate runtimes fit. Each student keeps
 to cores of its own (1/N of the host's, one at least), as a hub's cpuset gives them: XLA and Legate
-size their threads from the cores they see, and 16 students each seeing all 16 cores spend them on
+size their threads from the cores they see, and students who each see every core spend them on
 contention (unless `own_cores` is False: `--shared-cores`).
 
 Per student and notebook it records pass or fail, the time, the peak GPU memory of that student's
