@@ -24,7 +24,8 @@ from .workload import FULL, GRIDS, HALF, QUARTER, SMALL, Workload, grid
 
 __all__ = ["FULL", "HALF", "QUARTER", "SMALL", "GRIDS", "Workload", "Choice", "choose", "choice", "size",
            "library_share", "legate_fbmem_mib", "jax_memory_fraction", "default_legate_config",
-           "default_jax_memory_fraction", "gpu_legate_config", "GPU_LEGATE_CONFIG", "CPU_LEGATE_CONFIG"]
+           "default_jax_memory_fraction", "gpu_legate_config", "GPU_LEGATE_CONFIG", "CPU_LEGATE_CONFIG",
+           "realm_args", "default_realm_args"]
 
 #: The share of the free GPU memory the course plans on.
 USABLE = 0.75
@@ -134,9 +135,34 @@ QUIET_THREADS = "threads=error"
 RUNTIME_THREADS = "--utility 1"
 
 
-def gpu_legate_config(fbmem_mib: int = 4000) -> str:
-    """Legate's share of a GPU machine: one GPU and `fbmem_mib` MiB of its memory, never the whole card."""
-    return f"--gpus 1 --cpus 2 {RUNTIME_THREADS} --sysmem 2000 --fbmem {fbmem_mib} --logging {QUIET_THREADS}"
+#: A process kept to this many cores or fewer (a hub's cpuset of one or two) is "few cores": Legate
+#: then runs one CPU worker (`--cpus 1`) and one background worker (Realm's `-ll:bgwork 1`, which
+#: also polls the GPU). Its defaults, two of each, want a core apiece: on one or two cores they take
+#: turns with the Python thread that issues the notebook's tasks, and each turn is CPU time that
+#: student does not have. Given more cores, Legate keeps its defaults.
+FEW_CORES = 2
+
+
+def _few(cores: int | None) -> bool:
+    return cores is not None and cores <= FEW_CORES
+
+
+def visible_cores() -> int:
+    """The cores this process may run on (its affinity: a hub's cpuset, or the classroom's pinning)."""
+    return len(os.sched_getaffinity(0))
+
+
+def gpu_legate_config(fbmem_mib: int = 4000, cores: int | None = None) -> str:
+    """Legate's share of a GPU machine: one GPU and `fbmem_mib` MiB of its memory, never the whole
+    card; one CPU worker for a process of few `cores` (`FEW_CORES`), two otherwise."""
+    return (f"--gpus 1 --cpus {1 if _few(cores) else 2} {RUNTIME_THREADS} --sysmem 2000 --fbmem {fbmem_mib} "
+            f"--logging {QUIET_THREADS}")
+
+
+def realm_args(cores: int | None) -> str:
+    """REALM_DEFAULT_ARGS for a process of `cores` cores (None: not known): Realm's options that
+    Legate's LEGATE_CONFIG does not take; one background worker for few cores, else none."""
+    return "-ll:bgwork 1" if _few(cores) else ""
 
 
 #: A large card's share (the 4,000 MiB cap of `legate_fbmem_mib`).
@@ -150,11 +176,16 @@ CPU_LEGATE_CONFIG = f"--cpus 1 --gpus 0 {RUNTIME_THREADS} --sysmem 2000 --loggin
 def default_legate_config() -> str:
     """Legate's resources when LEGATE_CONFIG is unset: one library's share of the GPU memory free
     now (`legate_fbmem_mib`: Legate reserves its share whole at start, so a fixed 4,000 MiB
-    would fill a 4 GB card), or the CPU without a GPU."""
+    would fill a 4 GB card) and workers for the cores this process may use, or the CPU without a GPU."""
     found = gpus()
     if not found:
         return CPU_LEGATE_CONFIG
-    return gpu_legate_config(legate_fbmem_mib(found[0].memory_free))
+    return gpu_legate_config(legate_fbmem_mib(found[0].memory_free), visible_cores())
+
+
+def default_realm_args() -> str:
+    """REALM_DEFAULT_ARGS when unset: `realm_args` for the cores this process may use."""
+    return realm_args(visible_cores())
 
 
 def default_jax_memory_fraction() -> str | None:

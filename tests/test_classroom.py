@@ -19,7 +19,7 @@ from gs_course.delivery import classroom, instructor, lesson_figures, processes
 from gs_course.cli import main
 from gs_course.devices import gpus
 from gs_course.measurement import records
-from gs_course import paths
+from gs_course import paths, sizing
 
 #: nvidia-smi --query-compute-apps=pid,used_memory --format=csv,noheader,nounits on an H200
 #: (driver 580.159.04, 2026-12-01) while two "students" ran: processes 492 and 493 each started a
@@ -152,7 +152,11 @@ def test_each_student_keeps_to_cores_of_its_own_and_shares_them_only_when_outnum
     cores = list(range(16))
     assert [processes.cores_of(s, 16, cores) for s in range(16)] == [[c] for c in cores]
     five = [processes.cores_of(s, 5, cores) for s in range(5)]
-    assert all(len(run) == 3 for run in five) and sorted(sum(five, [])) == cores[:15]
+    assert [len(run) for run in five] == [4, 3, 3, 3, 3] and sum(five, []) == cores  # none left idle
+    twelve = [processes.cores_of(s, 12, cores) for s in range(12)]
+    assert [len(run) for run in twelve] == [2] * 4 + [1] * 8 and sum(twelve, []) == cores
+    said = classroom.cores_line({"students": 12, "cpu_count": 16, "cores_per_student": 1, "cores_most": 2})
+    assert said == "each student kept to 1 or 2 of the 16 cores of its own"
     assert processes.cores_of(0, 1, cores) == cores
     assert [processes.cores_of(s, 20, cores)[0] for s in (0, 15, 16, 19)] == [0, 15, 0, 3]
     assert processes.cores_of(1, 2, [3, 5, 8, 9]) == [8, 9]  # the cores the check itself may use
@@ -182,6 +186,9 @@ def test_each_students_kernel_sees_the_cores_it_was_given(tmp_path, shared):
     assert sorted(json.loads(f.read_text()) for f in seen.iterdir()) == sorted(expected)
     (step,) = classroom.load(out / "classroom.json")["steps"]
     assert step["cores_per_student"] == (None if shared else len(expected[0]))
+    # kept to few cores, Legate's workers are fewer (sizing.FEW_CORES); sharing all, its defaults
+    few = not shared and len(expected[0]) <= sizing.FEW_CORES
+    assert step["settings"].get("REALM_DEFAULT_ARGS") == ("-ll:bgwork 1" if few else None)
     said = "every student on all" if shared else f"each student kept to {len(expected[0])} of the"
     assert said in (out / "classroom.md").read_text()
 

@@ -1,11 +1,16 @@
 """The grid chosen from the GPU memory free, the line that says so, and the libraries' shares."""
 
+import os
 import re
+import subprocess
+import sys
 
 import pytest
 
 from gs_course.sizing import FULL, HALF, SMALL
-from gs_course import devices, sizing
+from gs_course import devices, paths, sizing
+
+ROOT = paths.ROOT
 
 
 def test_full_size_where_it_fits_with_margin():
@@ -48,6 +53,7 @@ def _gpu(free_gib: float, total_gib: int = 141) -> devices.Gpu:
 
 def test_legate_and_jax_take_the_same_share_of_what_is_free(monkeypatch):
     monkeypatch.setattr(sizing, "gpus", lambda: (_gpu(140),))
+    monkeypatch.setattr(sizing, "visible_cores", lambda: 16)
     assert sizing.default_legate_config() == sizing.GPU_LEGATE_CONFIG  # a large card: the 4,000 MiB cap
     monkeypatch.setattr(sizing, "gpus", lambda: (_gpu(4),))
     share = sizing.library_share(4 * 2**30)
@@ -57,3 +63,20 @@ def test_legate_and_jax_take_the_same_share_of_what_is_free(monkeypatch):
     monkeypatch.setattr(sizing, "gpus", lambda: ())
     assert sizing.default_legate_config() == sizing.CPU_LEGATE_CONFIG
     assert sizing.default_jax_memory_fraction() is None
+
+
+def test_a_process_kept_to_few_cores_gets_fewer_legate_workers(monkeypatch):
+    monkeypatch.setattr(sizing, "gpus", lambda: (_gpu(140),))
+    for cores, cpus, realm in ((1, 1, "-ll:bgwork 1"), (2, 1, "-ll:bgwork 1"), (3, 2, ""), (16, 2, "")):
+        monkeypatch.setattr(sizing, "visible_cores", lambda cores=cores: cores)
+        assert f"--gpus 1 --cpus {cpus} " in sizing.default_legate_config(), cores
+        assert sizing.default_realm_args() == realm, cores
+    assert sizing.gpu_legate_config() == sizing.GPU_LEGATE_CONFIG and sizing.realm_args(None) == ""
+
+
+def test_the_cores_counted_are_those_the_process_may_run_on():
+    core = sorted(os.sched_getaffinity(0))[-1]
+    said = subprocess.run([sys.executable, "-c", "import os, sys; os.sched_setaffinity(0, [int(sys.argv[1])]); "
+                           "from gs_course import sizing; print(sizing.visible_cores(), sizing.default_realm_args())",
+                           str(core)], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split(maxsplit=1)
+    assert said == ["1", "-ll:bgwork 1\n"]

@@ -23,7 +23,8 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the instructor
+#   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the cuPyNumeric
+#              tutorial alone on one core with three settings of Legate's workers (one-core-*/), the instructor
 #              check (instructor-check.json), classrooms of 16 and 24 (RAMP) held to its times alone
 #              (classroom.json, saved after each; GPU and CPU use sampled; where 16 fails, FALLBACK=12
 #              students alone), the small-GPU rehearsal at 2 GB free, the suite (the files that use cuPyNumeric, then the rest)
@@ -79,6 +80,15 @@ suite() { # suite SECONDS [BACKENDS]: the test suite as a step, those backends r
 small_gpu() { # small_gpu GB: the instructor check with GB of the GPU's memory left free
   step 600 0 "small-gpu-${1}gb" python3 -m gs_course.cli instructor-check --timeout 200 --free-gb "$1" \
     --out "$out/small-gpu-${1}gb" 3 2 1 4
+}
+
+one_core() { # one_core NAME [VAR=VALUE...]: the cuPyNumeric tutorial alone, kept to the host's last core
+  # as a hub's cpuset of one core keeps a student, with those settings (none: the course's own for it)
+  local name=$1
+  shift
+  step 200 0 "one-core-$name" env "$@" python3 -c \
+    'import os, sys; os.sched_setaffinity(0, [max(os.sched_getaffinity(0))]); os.execvp(sys.argv[1], sys.argv[1:])' \
+    python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/one-core-$name" 2
 }
 
 wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has arrived and unpacked
@@ -139,6 +149,13 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       # A notebook is stopped after 150 s (a hang must not take the session's device time).
       step "${HARNESS_S:-300}" 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
+      # Legate on one core: the workers it had before (two CPU, two background), one CPU worker only,
+      # and the course's own for few cores (sizing.FEW_CORES: one of each)
+      one_core former LEGATE_CONFIG="--gpus 1 --cpus 2 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
+        REALM_DEFAULT_ARGS=
+      one_core cpus1 LEGATE_CONFIG="--gpus 1 --cpus 1 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
+        REALM_DEFAULT_ARGS=
+      one_core course -u LEGATE_CONFIG -u REALM_DEFAULT_ARGS
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
       nvidia-smi dmon -s um -d 1 >"$out/dmon-classroom.txt" 2>&1 &
       local dmon=$!

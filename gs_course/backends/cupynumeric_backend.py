@@ -25,12 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sizing import default_legate_config
+from ..sizing import default_legate_config, default_realm_args
 
 # Legate reads its resources once, at the first import: pin them (a shared GPU must not be taken
 # whole, and without any setting Legate aborts on a machine with no GPU), unless the user or the
-# kernel spec already chose.
+# kernel spec already chose; Realm's own options likewise (few cores: one background worker).
 os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
+if default_realm_args():
+    os.environ.setdefault("REALM_DEFAULT_ARGS", default_realm_args())
 
 # Legate carries its own HDF5 library: loaded first, it breaks h5py's (h5py then fails to import
 # with "Not a datatype"). Importing h5py first keeps both working.

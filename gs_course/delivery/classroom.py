@@ -35,7 +35,7 @@ import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
-from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config
+from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config, realm_args
 from ..devices import _nvidia_smi, gpus
 from .instructor import cpu_time, load as load_instructor_check, nbval_command, sized_environment
 from ..measurement import records
@@ -235,15 +235,17 @@ def running_cell(log: str, notebook: Path) -> str:
     return f" {where} cell {number}" + (f" ({code[0][:60]})" if code else "")
 
 
-def student_settings(students: int, free_bytes: int | None) -> dict[str, str]:
-    """The shared-GPU settings of one of `students` students: JAX allocates as it goes
-    (`XLA_PYTHON_CLIENT_PREALLOCATE=false`; each kernel's `import gs_course` caps it at the course's
-    share of what is free then, as for any student), and Legate, which reserves its memory whole
-    when it starts, gets the course's share (`course.legate_fbmem_mib`) of 1/`students` of the
-    memory free now, so that every student's Legate fits."""
-
-    legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(legate_fbmem_mib(free_bytes // students))
-    return {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "REALM_SYNTHETIC_CORE_MAP": "", "LEGATE_CONFIG": legate}
+def student_settings(students: int, free_bytes: int | None, cores: int | None = None) -> dict[str, str]:
+    """The shared-GPU settings of one of `students` students kept to `cores` cores (None: all of
+    them, shared): JAX allocates as it goes (`XLA_PYTHON_CLIENT_PREALLOCATE=false`; each kernel's
+    `import gs_course` caps it at the course's share of what is free then, as for any student), and
+    Legate, which reserves its memory whole when it starts, gets the course's share
+    (`course.legate_fbmem_mib`) of 1/`students` of the memory free now, so that every student's
+    Legate fits, and the workers of `cores` cores (`sizing.FEW_CORES`), as a hub student's gets."""
+    legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(
+        legate_fbmem_mib(free_bytes // students), cores)
+    settings = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "REALM_SYNTHETIC_CORE_MAP": "", "LEGATE_CONFIG": legate}
+    return settings | ({"REALM_DEFAULT_ARGS": realm_args(cores)} if realm_args(cores) else {})
 
 
 class Classroom:
@@ -384,12 +386,13 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
                    own_cores: bool = True) -> dict:
     """One classroom of `students`; `alone`: each notebook's time for one student (the 2x rule)."""
     gpu = _gpu_now()
-    settings = student_settings(students, gpu and gpu.memory_free)
-    env = sized_environment(size, **settings)
     available = sorted(os.sched_getaffinity(0))
     cores = [cores_of(s, students, available) for s in range(students)] if own_cores else None
+    fewest = cores and min(map(len, cores))  # every student's settings: those of the fewest cores
+    settings = student_settings(students, gpu and gpu.memory_free, fewest)
+    env = sized_environment(size, **settings)
     log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size, "
-        + (f"{len(cores[0])} of {len(available)} cores each: " if cores else f"all {len(available)} cores shared: ")
+        + (f"{cores_count(cores)} of {len(available)} cores each: " if cores else f"all {len(available)} cores shared: ")
         + ", ".join(f"{name}={value}" for name, value in settings.items()))
     with MemorySampler(gpu and gpu.index) as sampler:
         classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log, logs, cores)
@@ -410,7 +413,8 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
         "memory": memory,
         "wall_s": wall_s,
         "cpu_count": len(available),
-        "cores_per_student": cores and len(cores[0]),  # None: every student on every core
+        "cores_per_student": fewest,  # the fewest any student had; None: every student on every core
+        "cores_most": cores and max(map(len, cores)),
         "passed": failed is None and len(attempts) == students * len(notebooks),
         "within_limit": None if alone is None else not slow,
         "first_failure": failed and {"student": failed.student + 1, "notebook": failed.notebook,
@@ -524,14 +528,22 @@ def markdown(record: dict) -> str:
     return "\n".join(lines)
 
 
+def cores_count(cores: list[list[int]]) -> str:
+    """How many cores each student had: "2", or "1 or 2" where the host's did not split evenly."""
+    fewest, most = min(map(len, cores)), max(map(len, cores))
+    return f"{fewest}" if fewest == most else f"{fewest} or {most}"
+
+
 def cores_line(step: dict) -> str:
     """How the step's students shared the host's cores, in words (a record from before students kept
-    to cores of their own has no `cores_per_student`: they shared them all)."""
+    to cores of their own has no `cores_per_student`: they shared them all; one from before the
+    leftover cores were shared out, no `cores_most`)."""
     each = step.get("cores_per_student")
     if each is None:
         return f"every student on all {step['cpu_count']} cores"
-    return f"each student kept to {each} of the {step['cpu_count']} cores" + (
-        " (one core shared)" if step["students"] > step["cpu_count"] else " of its own")
+    most = step.get("cores_most") or each
+    return (f"each student kept to {each if most == each else f'{each} or {most}'} of the {step['cpu_count']} cores"
+            + (" (one core shared)" if step["students"] > step["cpu_count"] else " of its own"))
 
 
 def cores_busy(step: dict) -> float | None:

@@ -12,7 +12,7 @@ import sys
 from .. import __version__, backends
 from ..devices import gigabytes, gpus
 from ..measurement.records import child_answer, child_failure
-from ..sizing import default_legate_config
+from ..sizing import default_legate_config, default_realm_args, visible_cores
 from .exit_codes import EXIT_FAILURE
 
 PROBE_MARKER = "gs-course-probe: "
@@ -67,6 +67,9 @@ def doctor(require_gpu: bool = False) -> int:
     legate = os.environ.get("LEGATE_CONFIG")
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
+    realm, few = os.environ.get("REALM_DEFAULT_ARGS"), default_realm_args()
+    print(f"  REALM_DEFAULT_ARGS={realm or '(unset)'}"
+          + (f"  -> gs_course uses '{few}' at the first import ({visible_cores()} cores visible)" if few and not realm else ""))
     core_map = os.environ.get("REALM_SYNTHETIC_CORE_MAP")
     print(f"  REALM_SYNTHETIC_CORE_MAP={'(unset)' if core_map is None else core_map}"
           + ("  (empty: Legate's threads unpinned)" if core_map == "" else

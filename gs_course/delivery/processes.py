@@ -46,12 +46,14 @@ def process_tree(root: int, parents: dict[int, int]) -> set[int]:
 
 def cores_of(student: int, students: int, cores: list[int]) -> list[int]:
     """The cores student `student` (0-based) of `students` keeps to, as a hub's cpuset gives them:
-    `cores` split into `students` equal runs of at least one core (a run's leftover cores unused),
-    a core shared round the classroom where the students outnumber the cores."""
+    `cores` split into `students` runs of at least one core, as even as they go (the first
+    `len(cores) % students` students get one core more, so that none stays idle), a core shared
+    round the classroom where the students outnumber the cores."""
     if students > len(cores):
         return [cores[student % len(cores)]]
-    each = len(cores) // students
-    return cores[student * each:(student + 1) * each]
+    each, spare = divmod(len(cores), students)
+    start = student * each + min(student, spare)
+    return cores[start:start + each + (student < spare)]
 
 
 def pinned(command: list[str], cores: list[int]) -> list[str]:
