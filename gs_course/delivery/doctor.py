@@ -68,8 +68,9 @@ def doctor(require_gpu: bool = False) -> int:
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
     realm, few = os.environ.get("REALM_DEFAULT_ARGS"), default_realm_args()
-    print(f"  REALM_DEFAULT_ARGS={realm or '(unset)'}"
-          + (f"  -> gs_course uses '{few}' at the first import ({visible_cores()} cores visible)" if few and not realm else ""))
+    print(f"  REALM_DEFAULT_ARGS={'(unset)' if realm is None else realm or '(empty: Realm chooses)'}"
+          + (f"  -> gs_course uses '{few}' at the first import ({visible_cores()} cores visible)"
+             if few and realm is None else ""))
     core_map = os.environ.get("REALM_SYNTHETIC_CORE_MAP")
     print(f"  REALM_SYNTHETIC_CORE_MAP={'(unset)' if core_map is None else core_map}"
           + ("  (empty: Legate's threads unpinned)" if core_map == "" else
