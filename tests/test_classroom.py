@@ -212,7 +212,11 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
     figures = classroom.summary_figures(record)
     assert figures == {"largest": 2, "worst_slowdown": 1.5, "wall_s": two["wall_s"],
                        "peak_mib": 701, "first_failure": None}
-    assert "2 at once passed every notebook" in lesson_figures.classroom_summary(record)
+    said = lesson_figures.classroom_summary(record)
+    assert "2 at once passed every notebook" in said
+    assert ("; with 4 at once every notebook passed, none of the students within 2x of their times alone (the "
+            "slowest notebook 2.50 times its time for one student alone; over 2x: a.ipynb for 4 of the 4, b.ipynb "
+            "for 4 of the 4)") in said, "the size that stopped the ramp on time"
     record["steps"], record["largest_passing"] = [four], None
     assert ("with 4 at once every notebook passed, none of the students within 2x of their times alone (the slowest "
             "notebook 2.50 times") in lesson_figures.classroom_summary(record)
