@@ -137,9 +137,11 @@ RUNTIME_THREADS = "--utility 1"
 
 #: A process kept to this many cores or fewer (a hub's cpuset of one or two) is "few cores": Legate
 #: then runs one CPU worker (`--cpus 1`) and one background worker (Realm's `-ll:bgwork 1`, which
-#: also polls the GPU). Its defaults, two of each, want a core apiece: on one or two cores they take
-#: turns with the Python thread that issues the notebook's tasks, and each turn is CPU time that
-#: student does not have. Given more cores, Legate keeps its defaults.
+#: also polls the GPU), where its defaults run two of each. On one or two cores they take turns with
+#: the Python thread that issues the notebook's tasks. Of the two, the CPU worker is the one a
+#: measurement tells apart (results/h200/cupynumeric-one-core-*.json); the background worker follows
+#: the same reasoning, unmeasured alone. The cores counted are those the process may run on (its
+#: affinity), which a CPU quota alone does not change.
 FEW_CORES = 2
 
 

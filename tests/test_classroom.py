@@ -162,6 +162,16 @@ def test_each_student_keeps_to_cores_of_its_own_and_shares_them_only_when_outnum
     assert processes.cores_of(1, 2, [3, 5, 8, 9]) == [8, 9]  # the cores the check itself may use
 
 
+def test_the_classroom_keeps_an_instructors_own_realm_settings(monkeypatch):
+    monkeypatch.delenv("REALM_DEFAULT_ARGS", raising=False)  # as gs_course's import may have set it here
+    few = classroom.student_settings(16, 140 * 2**30, cores=1)
+    assert "--cpus 1 " in few["LEGATE_CONFIG"] and few["REALM_DEFAULT_ARGS"] == "-ll:bgwork 1"
+    many = classroom.student_settings(4, 140 * 2**30, cores=4)
+    assert "--cpus 2 " in many["LEGATE_CONFIG"] and "REALM_DEFAULT_ARGS" not in many
+    monkeypatch.setenv("REALM_DEFAULT_ARGS", "")
+    assert classroom.student_settings(16, 140 * 2**30, cores=1)["REALM_DEFAULT_ARGS"] == ""
+
+
 def test_a_pinned_command_and_the_processes_it_starts_see_only_its_cores():
     child = "import os; print(sorted(os.sched_getaffinity(0)))"
     parent = f"import os, subprocess, sys; print(sorted(os.sched_getaffinity(0))); subprocess.run([sys.executable, '-c', {child!r}])"
@@ -172,7 +182,8 @@ def test_a_pinned_command_and_the_processes_it_starts_see_only_its_cores():
 
 
 @pytest.mark.parametrize("shared", [False, True])
-def test_each_students_kernel_sees_the_cores_it_was_given(tmp_path, shared):
+def test_each_students_kernel_sees_the_cores_it_was_given(tmp_path, shared, monkeypatch):
+    monkeypatch.delenv("REALM_DEFAULT_ARGS", raising=False)  # the classroom's own, not one an import set here
     seen = tmp_path / "seen"
     seen.mkdir()
     notebook = _notebook(tmp_path / "cores.ipynb", (f"import os\nopen(os.path.join({str(seen)!r}, str(os.getpid())), 'w')"
@@ -185,11 +196,13 @@ def test_each_students_kernel_sees_the_cores_it_was_given(tmp_path, shared):
     expected = [available] * 2 if shared else [processes.cores_of(s, 2, available) for s in range(2)]
     assert sorted(json.loads(f.read_text()) for f in seen.iterdir()) == sorted(expected)
     (step,) = classroom.load(out / "classroom.json")["steps"]
-    assert step["cores_per_student"] == (None if shared else len(expected[0]))
-    # kept to few cores, Legate's workers are fewer (sizing.FEW_CORES); sharing all, its defaults
-    few = not shared and len(expected[0]) <= sizing.FEW_CORES
+    fewest, most = min(map(len, expected)), max(map(len, expected))  # an odd count of cores splits unevenly
+    assert step["cores_per_student"] == (None if shared else fewest)
+    # kept to few cores, Legate's workers are fewer (sizing.FEW_CORES); sharing all, those of all the cores
+    few = (len(available) if shared else fewest) <= sizing.FEW_CORES
     assert step["settings"].get("REALM_DEFAULT_ARGS") == ("-ll:bgwork 1" if few else None)
-    said = "every student on all" if shared else f"each student kept to {len(expected[0])} of the"
+    each = f"{fewest}" if fewest == most else f"{fewest} or {most}"
+    said = "every student on all" if shared else f"each student kept to {each} of the"
     assert said in (out / "classroom.md").read_text()
 
 
@@ -214,9 +227,10 @@ def test_a_ramp_holds_each_student_to_its_time_alone_and_stops_at_the_first_fail
                        "peak_mib": 701, "first_failure": None}
     said = lesson_figures.classroom_summary(record)
     assert "2 at once passed every notebook" in said
-    assert ("; with 4 at once every notebook passed, none of the students within 2x of their times alone (the "
+    assert (". With 4 at once every notebook passed, none of the students within 2x of their times alone (the "
             "slowest notebook 2.50 times its time for one student alone; over 2x: a.ipynb for 4 of the 4, b.ipynb "
             "for 4 of the 4)") in said, "the size that stopped the ramp on time"
+    assert said.index("2 at once") < said.index("GPU memory") < said.index("With 4 at once"), "the 2's figures, then the 4"
     record["steps"], record["largest_passing"] = [four], None
     assert ("with 4 at once every notebook passed, none of the students within 2x of their times alone (the slowest "
             "notebook 2.50 times") in lesson_figures.classroom_summary(record)

@@ -58,6 +58,27 @@ def test_course_run_gives_a_command_the_course_settings():
     assert done.stdout.split("\n")[:2] == [default_legate_config(), "false"]
 
 
+_REALM = "import os, sys; print(os.environ.get('LEGATE_CONFIG'), '|', os.environ.get('REALM_DEFAULT_ARGS'))"
+_ONE_CORE = "import os, sys; os.sched_setaffinity(0, [max(os.sched_getaffinity(0))]); os.execvp(sys.argv[1], sys.argv[1:])"
+
+
+def test_realm_gets_one_background_worker_on_few_cores_and_never_beside_a_sites_legate_config():
+    """Kept to one core, `./course run` gives Realm one background worker with Legate's workers; a
+    LEGATE_CONFIG the site chose gets no Realm option of the course's beside it, nor does the kernel."""
+    def on_one_core(*command: str, **env: str) -> str:
+        environment = {name: value for name, value in os.environ.items() if name not in ("LEGATE_CONFIG", "REALM_DEFAULT_ARGS")}
+        done = subprocess.run([sys.executable, "-c", _ONE_CORE, str(ROOT / "course"), "run", *command], text=True,
+                              capture_output=True, env={**environment, "GS_COURSE_PYTHON": sys.executable, **env},
+                              timeout=300)
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip().splitlines()[-1]
+
+    assert on_one_core(sys.executable, "-c", _REALM).endswith("| -ll:bgwork 1")
+    assert on_one_core(sys.executable, "-c", _REALM, LEGATE_CONFIG="--cpus 2 --gpus 0") == "--cpus 2 --gpus 0 | None"
+    imported = "import gs_course.backends.cupynumeric_backend; " + _REALM
+    assert on_one_core(sys.executable, "-c", imported, LEGATE_CONFIG="--cpus 2 --gpus 0").endswith("| None")
+
+
 _THREAD_MASKS = """
 import os, gs_course, cupynumeric
 float(cupynumeric.ones(1000).sum())  # Legate's processors have started

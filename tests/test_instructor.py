@@ -3,6 +3,7 @@ helper that holds the GPU's memory, and `gs-course peak-memory` (on stand-ins: t
 themselves run in test_cli.py, too slow to run twice)."""
 
 import json
+import os
 import subprocess
 import sys
 
@@ -38,6 +39,11 @@ def test_the_check_writes_its_record_and_renders_the_summary_from_it(tmp_path, n
     assert notebooks_faked == [("3_Python_GPU_CuPy.ipynb", "small"), ("1_Python_GPU_JAX.ipynb", "small")]
     record = instructor.load(tmp_path / "instructor-check.json")
     assert record["provenance"]["commit"] == "abc1234" and record["size"] == "small" and record["free_gb"] is None
+    monkeypatch.setenv("LEGATE_CONFIG", "--cpus 3 --gpus 0")  # the settings the kernels started with, as they were
+    monkeypatch.setenv("REALM_DEFAULT_ARGS", "")
+    assert record["settings"]["cores"] == len(os.sched_getaffinity(0))
+    assert instructor.kernel_settings() == {"cores": len(os.sched_getaffinity(0)), "LEGATE_CONFIG": "--cpus 3 --gpus 0",
+                                            "REALM_DEFAULT_ARGS": ""}
     assert [(r["notebook"], r["passed"], r["peak_mib"]) for r in record["notebooks"]] == [
         ("3_Python_GPU_CuPy.ipynb", True, 3031), ("1_Python_GPU_JAX.ipynb", False, None)]
     text = summary.read_text()

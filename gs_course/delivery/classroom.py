@@ -241,11 +241,13 @@ def student_settings(students: int, free_bytes: int | None, cores: int | None = 
     `import gs_course` caps it at the course's share of what is free then, as for any student), and
     Legate, which reserves its memory whole when it starts, gets the course's share
     (`course.legate_fbmem_mib`) of 1/`students` of the memory free now, so that every student's
-    Legate fits, and the workers of `cores` cores (`sizing.FEW_CORES`), as a hub student's gets."""
+    Legate fits, and the workers of `cores` cores (`sizing.FEW_CORES`). An instructor's own
+    REALM_DEFAULT_ARGS, empty included, is kept, as a kernel keeps it."""
     legate = CPU_LEGATE_CONFIG if free_bytes is None else gpu_legate_config(
         legate_fbmem_mib(free_bytes // students), cores)
     settings = {"XLA_PYTHON_CLIENT_PREALLOCATE": "false", "REALM_SYNTHETIC_CORE_MAP": "", "LEGATE_CONFIG": legate}
-    return settings | ({"REALM_DEFAULT_ARGS": realm_args(cores)} if realm_args(cores) else {})
+    realm = os.environ.get("REALM_DEFAULT_ARGS", realm_args(cores))
+    return settings | ({"REALM_DEFAULT_ARGS": realm} if realm or "REALM_DEFAULT_ARGS" in os.environ else {})
 
 
 class Classroom:
@@ -388,8 +390,9 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
     gpu = _gpu_now()
     available = sorted(os.sched_getaffinity(0))
     cores = [cores_of(s, students, available) for s in range(students)] if own_cores else None
-    fewest = cores and min(map(len, cores))  # every student's settings: those of the fewest cores
-    settings = student_settings(students, gpu and gpu.memory_free, fewest)
+    # Every student gets the settings of the fewest cores any has (the split differs by one core at most).
+    fewest = cores and min(map(len, cores))
+    settings = student_settings(students, gpu and gpu.memory_free, fewest or len(available))
     env = sized_environment(size, **settings)
     log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size, "
         + (f"{cores_count(cores)} of {len(available)} cores each: " if cores else f"all {len(available)} cores shared: ")
@@ -543,7 +546,7 @@ def cores_line(step: dict) -> str:
         return f"every student on all {step['cpu_count']} cores"
     most = step.get("cores_most") or each
     return (f"each student kept to {each if most == each else f'{each} or {most}'} of the {step['cpu_count']} cores"
-            + (" (one core shared)" if step["students"] > step["cpu_count"] else " of its own"))
+            + (" (cores shared round the classroom)" if step["students"] > step["cpu_count"] else " of its own"))
 
 
 def cores_busy(step: dict) -> float | None:

@@ -69,8 +69,8 @@ def doctor(require_gpu: bool = False) -> int:
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
     realm, few = os.environ.get("REALM_DEFAULT_ARGS"), default_realm_args()
     print(f"  REALM_DEFAULT_ARGS={'(unset)' if realm is None else realm or '(empty: Realm chooses)'}"
-          + (f"  -> gs_course uses '{few}' at the first import ({visible_cores()} cores visible)"
-             if few and realm is None else ""))
+          + (f"  -> gs_course uses '{few}' at the first import" if few and realm is None and not legate else "")
+          + f"  ({visible_cores()} cores this process may run on: its cpuset, not a CPU quota)")
     core_map = os.environ.get("REALM_SYNTHETIC_CORE_MAP")
     print(f"  REALM_SYNTHETIC_CORE_MAP={'(unset)' if core_map is None else core_map}"
           + ("  (empty: Legate's threads unpinned)" if core_map == "" else

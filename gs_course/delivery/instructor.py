@@ -191,10 +191,20 @@ class FreeMemoryHolder:
         gpus.cache_clear()
 
 
+def kernel_settings() -> dict:
+    """What the notebooks' kernels start Legate with, here (set, or the course's default for the
+    cores this process may use), and those cores: two runs of the same command differ by these."""
+    legate = os.environ.get("LEGATE_CONFIG")
+    realm = os.environ.get("REALM_DEFAULT_ARGS", None if legate else sizing.default_realm_args() or None)
+    return {"cores": sizing.visible_cores(), "LEGATE_CONFIG": legate or sizing.default_legate_config(),
+            "REALM_DEFAULT_ARGS": realm}
+
+
 def payload(rows: list[Row], size: str, free_gb: float | None, held: int | None) -> dict:
-    """The record's payload: the run's size and free-memory limit, then one entry per notebook."""
+    """The record's payload: the run's size and free-memory limit, the kernels' settings, then one
+    entry per notebook."""
     return {"size": size, "free_gb": free_gb, "held_bytes": held, "grid": sizing.choose(sizing.free_memory(), "" if size == "auto" else size).line,
-            "notebooks": [dataclasses.asdict(row) for row in rows]}
+            "settings": kernel_settings(), "notebooks": [dataclasses.asdict(row) for row in rows]}
 
 
 def run_all(solved: list[Path], size: str, free_gb: float | None, timeout_s: float | None = None) -> dict:

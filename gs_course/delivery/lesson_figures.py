@@ -381,9 +381,9 @@ def _slowest(record: dict, step: dict) -> str:
 def _over_the_limit(record: dict, step: dict) -> str:
     """A step where every notebook passed but not every student kept within the limit, in words."""
     limit = record["slowdown_limit"]
-    within = sum(all(a["slowdown"] <= limit for a in step["attempts"] if a["student"] == student)
+    within = sum(all((a["slowdown"] or 0) <= limit for a in step["attempts"] if a["student"] == student)
                  for student in range(1, step["students"] + 1))
-    over = [(n, sum(a["notebook"] == n and a["slowdown"] > limit for a in step["attempts"])) for n in record["notebooks"]]
+    over = [(n, sum(a["notebook"] == n and (a["slowdown"] or 0) > limit for a in step["attempts"])) for n in record["notebooks"]]
     return (f"with {step['students']} at once every notebook passed, {within or 'none'} of the students within "
             f"{limit:g}x of their times alone ({_slowest(record, step)}; over {limit:g}x: "
             + ", ".join(f"{n} for {count} of the {step['students']}" for n, count in over if count) + ")"
@@ -407,8 +407,6 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
     if figures["largest"] is not None:
         text += (f"{figures['largest']} at once passed every notebook ({step['wall_s']:.0f} s in all"
                  f"{'; ' * bool(slowest)}{slowest}) ({classroom.cores_line(step)})")
-        if beyond:
-            text += "; " + _over_the_limit(record, beyond[0])
     elif step["passed"]:
         text += _over_the_limit(record, step)
     else:
@@ -427,6 +425,9 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
         text += (f". Each student's processes took at most {peak:,} MiB of GPU memory in the notebooks that "
                  f"passed: by memory alone, a GPU with {first} GB free holds about {n} students, "
                  + ", ".join(f"{gb} GB about {count}" for gb, count in others))
+    if figures["largest"] is not None and beyond:  # the size that stopped the ramp on time, its own sentence
+        over = _over_the_limit(record, beyond[0])
+        text += f". {over[0].upper()}{over[1:]}"
     failure = figures["first_failure"]
     if failure:
         text += (f". The first failure, with {failure['students']} students: student {failure['student']}, "

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES
 from .check_cases_jax import PLAYTEST_4_JAX
-from .check_cases_model import OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL
+from .check_cases_model import OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL, PLAYTEST_6_MODEL
 from .check_cases_synthesis import SYNTHESIS_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
@@ -38,6 +38,7 @@ CASES = [
     # --- playtest 3: the model's and the task's checkers (their own module: this one stays under 600 lines)
     *PLAYTEST_3_MODEL,
     *PLAYTEST_4_MODEL,
+    *PLAYTEST_6_MODEL,
     *PLAYTEST_5_MODEL,
     # --- playtest 4: the JAX tutorial's checkers (their own module too)
     *PLAYTEST_4_JAX,

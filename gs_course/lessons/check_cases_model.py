@@ -293,3 +293,38 @@ PLAYTEST_5_MODEL = [
     Case("cupynumeric 1", ("u = cnp.asarray(u0)", "u = cnp.asarray(u0[::-1])"), FAIL, "rows in reverse order",
          name="u's rows reversed"),
 ]
+
+
+#: Playtest 6 (CPU, 256 answers): a small error got a mistake of the other array (the reference's
+#: own value there), and a run that overflowed read as cells never written.
+_STEP_RETURN = "return u + p.dt * du, v + p.dt * dv"
+PLAYTEST_6_MODEL = [
+    Case("cupynumeric 3", ("p.feed * (1 - u)", "p.feed * (1.001 - u)"), FAIL, "^(?!.*new u).*u_next is off the reference",
+         name="1.001 - u: a small error, no named mistake"),
+    Case("jax 3", (_STEP_RETURN, "return u + p.dt * du, v + p.dt * dv + 2e-5"), FAIL,
+         "^(?!.*feed term).*v_next is off the reference", name="V off by 2e-5 everywhere"),
+    Case("jax 3", (_STEP_RETURN, "return u + p.dt * du + 5e-5, v + p.dt * dv"), FAIL,
+         "^(?!.*new u).*u_next is off the reference", name="U off by 5e-5 everywhere"),
+    Case("cupy 2", (_STEP_RETURN, "v2 = v + p.dt * dv\n    v2[0, 0] += 5e-5\n    return u + p.dt * du, v2"), FAIL,
+         "^(?!.*feed term).*v_next is off the reference at 1 of", name="one cell of V off by 5e-5"),
+    Case("jax 6", ("dv = params.dv * laplacian(v) + uvv - (feed + kill) * v",
+                   "dv = params.dv * laplacian(u) + uvv - (feed + kill) * v"), FAIL, "grew without bound",
+         name="V diffuses U's Laplacian (the run overflows)"),
+    Case("jax 6", ("du = params.du * laplacian(u)", "du = -params.du * laplacian(u)"), FAIL, "grew without bound",
+         name="U's diffusion with a minus sign"),
+    Case("jax 5", ("lambda _, uv: step(*uv, p)", "lambda _, uv: step(uv[0] * 50, uv[1] * 50, p)"), FAIL,
+         "grew without bound", name="the state scaled by 50 each step"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = u + 100 * (step(u, v, p)[0] - u), "
+                           "v + 100 * (step(u, v, p)[1] - v)\n"), FAIL, "grew without bound", name="a step 100 times too long"),
+    # ... and a loop or batch whose own step is wrong got a distance: the runs of the wrong steps name them
+    Case("jax 6", ("u + params.dt * du, v + params.dt * dv", "u + params.dt * du, v + params.dt * du"), FAIL,
+         "V's update adds du", name="the batch's V adds du"),
+    Case("cupynumeric 6", ("a, b = model.reference_step(a, b, p)",
+                           "a, b = model.reference_step(a, b, Parameters(p.dv, p.du, p.feed, p.kill, p.dt))"), FAIL,
+         "Du and Dv are swapped", name="the task's step with Du and Dv swapped"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)\n", "u, v = step(u, v, p)\n        u, v = step(u, v, p)\n"), FAIL,
+         "after 2 x steps steps", name="two steps each time round the loop"),
+    Case("cupynumeric 6", ('constraints=(broadcast("u"), broadcast("v"), broadcast("u_out"), broadcast("v_out")),\n', ""),
+         FAIL, "does not keep u, v, u_out, v_out whole", name="the task without its broadcast constraints"),
+    Case("cupynumeric 6", ('broadcast("v_out")', "broadcast('v_out')"), PASS, "", name="broadcast's names in single quotes"),
+]

@@ -18,6 +18,7 @@ import threading
 
 import numpy as np
 
+from .c_code import compile_hint, endless_loop
 from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
 from ..parameters import Parameters
@@ -92,11 +93,19 @@ def _close(got: np.ndarray, want: np.ndarray, atol: float) -> bool:
     return got.shape == want.shape and bool(np.allclose(got, want, rtol=0, atol=atol))
 
 
-def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=(), written_by: str = "") -> None:
+#: Beyond this, a concentration (which stays within [0, 1]) has grown without bound.
+UNBOUNDED = 1e3
+
+
+def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=(), written_by: str = "",
+            nan_is_unwritten: bool = True) -> None:
     """`got` must have `want`'s shape, dtype float32 and values to `atol`. `mistakes`: (value a
     common mistake gives, what it is), tried in order when the values are off, so that the hint
-    names the mistake instead of a distance. `written_by`: how the exercise's outputs are written,
-    told where they hold zeros only."""
+    names the mistake instead of a distance, where `got` is nearer it than the reference (one the
+    reference itself gives, a mistake in the other array, names nothing). `written_by`: how the exercise's outputs are
+    written, told where they hold zeros only. `nan_is_unwritten`: NaN marks cells never written
+    (`_unwritten_as_nan`); False where nothing was filled with NaN (JAX's fresh arrays), so that
+    NaN can only come from a run that overflowed."""
     if got.shape != want.shape:
         raise NotYet(f"{what} has shape {got.shape}, expected {want.shape}")
     if got.dtype != np.float32:
@@ -105,13 +114,21 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
     if not wrong.any():
         return
     unwritten = np.isnan(got) & ~np.isnan(want)
+    finite = np.nan_to_num(got, nan=0.0, posinf=0.0, neginf=0.0)
+    if np.isinf(got).any() or (np.abs(finite) > UNBOUNDED).any() or (unwritten.any() and not nan_is_unwritten):
+        raise NotYet(f"{what} grew without bound (values far outside [0, 1], NaN where they overflowed): the update "
+                     "is unstable, a term with the wrong sign or field, or a factor too large (dt or a coefficient "
+                     "applied twice, a step much longer than dt)")
     if unwritten.all():
         raise NotYet(f"{what} was never written: it still holds what its array held before")
     if not got.any() and want.any():  # a task's output is handed over fresh: zeros, whatever was in it
         raise NotYet(f"{what} holds zeros only: it was never written (an array from empty_like or zeros that "
                      f"nothing filled{written_by})")
+    off = np.abs(got - want).max()
     for value, mistake in mistakes:
-        if _close(got, np.asarray(value, np.float64), max(atol, 1e-4)):
+        value = np.asarray(value, np.float64)
+        if (_close(got, value, max(atol, 1e-4)) and not _close(want.astype(np.float64), value, atol)
+                and np.abs(got - value).max() < off):  # nearer the mistake than the reference
             raise NotYet(f"{what} is off: {mistake}")
     border = np.zeros(want.shape, bool)
     border[[0, -1], :] = border[:, [0, -1]] = True
@@ -499,64 +516,6 @@ def c_text(text, what: str) -> None:
     if not isinstance(text, str):
         raise NotYet(f"{what} is a {type(text).__name__}: write the C as one string, in quotes "
                      '("..." for one line, """...""" for several)')
-
-
-#: The compilers' words (g++, clang++, nvrtc) for a name never declared, the name in the first group that matched.
-UNDECLARED = r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'"
-#: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
-_COMPILE_ERRORS = (
-    (r"invalid types ‘[^’]*\[(?:float|double)\]’ for array subscript|array subscript is not an integer|"
-     r"expression must have integral or unscoped enum type",
-     "an index is a float: an array's index must be an integer, cast it, (int)(...)"),
-    (r'more than one instance of overloaded function "(?:min|max)"',  # nvrtc: min(float, int), as for an index
-     "an index is a float, or min or max of a float and an int (CUDA has no such min): cast it, (int)(...)"),
-    (r"(invalid|unrecognized) preprocess(ing|or) directive",
-     "a line starting with # is a preprocessor directive in C, not a comment: comments are // or /* */"),
-    (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
-     "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
-     "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
-    (UNDECLARED,
-     "{name} is not defined: declare it before its use (a value: const float {name} = ...; a block's shared "
-     "array: extern __shared__ unsigned int {name}[];) or use the kernel's own names"),
-    (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",
-     "a ; is missing at the end of a statement"),
-)
-
-
-def _changes(name: str) -> str:
-    """A regular expression for a C statement that changes `name` (++name, name += ..., name = ...)."""
-    return rf"(\+\+|--)\s*\b{name}\b|\b{name}\s*(\+\+|--|[-+*/%|&^]?=(?!=))"
-
-
-def endless_loop(code: str) -> str | None:
-    """The loop of a kernel's C that never ends, read from the code: a for loop whose variable
-    nothing changes, or a while loop whose condition's names nothing in it changes; else None."""
-    for found in re.finditer(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=[^;]*;([^;]*);([^)]*)\)", code):
-        name, condition = found[1], found[2].strip()
-        if not re.search(_changes(name), found[3]) and not re.search(_changes(name), code[found.end():]):
-            return f"the loop over {name} never ends: {name} is never incremented (for (...; {condition}; ++{name}))"
-    for found in re.finditer(r"\bwhile\s*\(", code):
-        depth, end = 1, found.end()
-        while end < len(code) and depth:
-            depth += {"(": 1, ")": -1}.get(code[end], 0)
-            end += 1
-        condition = code[found.end() : end - 1].strip()
-        names = set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", condition))
-        if names and not any(re.search(_changes(n), code[end:]) for n in names):
-            return f"the loop while ({condition}) never ends: nothing in it changes {', '.join(sorted(names))}"
-    return None
-
-
-def compile_hint(errors: list[str]) -> str:
-    """One line for a compiler's error lines: the first error, and what it means where it is common."""
-    lines = [re.sub(r"^.*?error:\s*", "", line).strip() for line in errors if line.strip()] or ["no message"]
-    more = f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
-    for pattern, meaning in _COMPILE_ERRORS:
-        found = re.search(pattern, lines[0])
-        if found:
-            name = next((g for g in found.groups() if g), "")
-            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){more}"
-    return f"your code does not compile: {lines[0][:200]}{more}"
 
 
 @contextlib.contextmanager

@@ -21,6 +21,7 @@ import dataclasses
 import functools
 import gc
 import io
+import linecache
 import os
 import re
 import sys
@@ -63,6 +64,13 @@ def runs_here(case: Case, gpu: bool, exercises: dict | None = None) -> str | Non
     return None
 
 
+def _compiled(source: str, name: str):
+    """`source` compiled as a notebook's cell is, its lines where `inspect.getsource` finds them
+    (IPython keeps every cell's in linecache; the checkers read a task's decorator there)."""
+    linecache.cache[name] = (len(source), None, source.splitlines(True), name)
+    return compile(source, name, "exec")
+
+
 def run(case: Case, exercises: dict | None = None) -> Outcome:
     """Run the case's answer in a fresh module, as its notebook would: its verdict and line."""
     from . import checkers as check  # imports JAX: after XLA_FLAGS (main)
@@ -74,8 +82,8 @@ def run(case: Case, exercises: dict | None = None) -> Outcome:
     started = time.perf_counter()
     try:
         with contextlib.redirect_stdout(printed), contextlib.redirect_stderr(io.StringIO()):  # a student's thread's error
-            exec(compile(exercise.setup, f"<{case.exercise} setup>", "exec"), module.__dict__)  # noqa: S102
-            exec(compile(case.source(exercises), f"<{case.exercise} answer>", "exec"), module.__dict__)  # noqa: S102
+            exec(_compiled(exercise.setup, f"<{case.exercise} setup>"), module.__dict__)  # noqa: S102
+            exec(_compiled(case.source(exercises), f"<{case.exercise} answer>"), module.__dict__)  # noqa: S102
     except check.NotYet as err:
         return Outcome(FAIL, str(err), time.perf_counter() - started)
     except Exception as err:  # noqa: BLE001 (a raw error is an outcome: the case says it is a defect)

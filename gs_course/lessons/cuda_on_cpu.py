@@ -24,7 +24,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .check_core import UNDECLARED, NotYet, compile_hint, endless_loop
+from .c_code import UNDECLARED, compile_hint, endless_loop
+from .check_core import NotYet
 
 #: Elements of guard zone on each side of every array: a step kernel's row stride of rows for
 #: cols, or its index transposed, reads up to a few thousand elements past the end of a checker's grid.

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dis
 import gc
 import inspect
+import re
 import types
 
 import numpy as np
@@ -99,6 +100,29 @@ def library_calls_in_tasks(student) -> str | None:
                 return (f"your task {name} calls cuPyNumeric inside its body (through {through}), which stops "
                              "the whole kernel: inside a task, work with NumPy on the task's arrays (np.asarray(u), "
                              "model.reference_step), never cnp")
+    return None
+
+
+def arrays_not_kept_whole(student) -> str | None:
+    """The hint for a task of `student`'s whose array arguments lack their broadcast constraint, read
+    from its decorator, else None (also where its source cannot be read). Without it Legate may hand
+    each processor a piece of an array; one processor (a laptop's CPU) never shows it, several do,
+    at every piece's edge, where the stencil needs the neighbours another piece holds."""
+    for name, task in _tasks(student).items():
+        for body in _task_bodies(task):
+            try:
+                source = inspect.getsource(body)
+            except (OSError, TypeError):
+                continue
+            header = source[: source.find("def ")]
+            arrays = [argument for argument, kind in body.__annotations__.items()
+                      if getattr(kind, "__name__", str(kind)) in ("InputArray", "OutputArray")]
+            loose = [a for a in arrays if not re.search(rf"broadcast\(\s*['\"]{a}['\"]", header)]
+            if loose and "@" in header:
+                return (f"your task {name} does not keep {', '.join(loose)} whole: add broadcast(\"{loose[0]}\") to its "
+                        "constraints, for each array. Without it Legate may hand each processor a piece of the array, "
+                        "and at a piece's edge the stencil needs neighbours another piece holds (one processor never "
+                        "shows it; a GPU node's several do)")
     return None
 
 

@@ -1,0 +1,65 @@
+"""What a student's CUDA C says before it runs, read as text: the compilers' words for common
+mistakes (g++ or clang++ on the CPU, nvrtc on the GPU) in one line each, and a loop that never
+ends. Plain functions of strings: the checkers raise the hints they return."""
+
+from __future__ import annotations
+
+import re
+
+
+#: The compilers' words (g++, clang++, nvrtc) for a name never declared, the name in the first group that matched.
+UNDECLARED = r"‘(\w+)’ was not declared|identifier \"(\w+)\" is undefined|use of undeclared identifier '(\w+)'"
+#: The compilers' words (g++ or clang++ on the CPU, nvrtc on the GPU) for common mistakes, and what each is.
+_COMPILE_ERRORS = (
+    (r"invalid types ‘[^’]*\[(?:float|double)\]’ for array subscript|array subscript is not an integer|"
+     r"expression must have integral or unscoped enum type",
+     "an index is a float: an array's index must be an integer, cast it, (int)(...)"),
+    (r'more than one instance of overloaded function "(?:min|max)"',  # nvrtc: min(float, int), as for an index
+     "an index is a float, or min or max of a float and an int (CUDA has no such min): cast it, (int)(...)"),
+    (r"(invalid|unrecognized) preprocess(ing|or) directive",
+     "a line starting with # is a preprocessor directive in C, not a comment: comments are // or /* */"),
+    (r"invalid types .* for array subscript|pointer-to-object type|subscripted value is not an array",
+     "a value indexed as if it were an array: in an ElementwiseKernel u, v, lu and lv are one cell's values "
+     "(write u, not u[i]); in a RawKernel index the arrays (u[cell]), not the values read from them"),
+    (UNDECLARED,
+     "{name} is not defined: declare it before its use (a value: const float {name} = ...; a block's shared "
+     "array: extern __shared__ unsigned int {name}[];) or use the kernel's own names"),
+    (r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’",
+     "a ; is missing at the end of a statement"),
+)
+
+
+def _changes(name: str) -> str:
+    """A regular expression for a C statement that changes `name` (++name, name += ..., name = ...)."""
+    return rf"(\+\+|--)\s*\b{name}\b|\b{name}\s*(\+\+|--|[-+*/%|&^]?=(?!=))"
+
+
+def endless_loop(code: str) -> str | None:
+    """The loop of a kernel's C that never ends, read from the code: a for loop whose variable
+    nothing changes, or a while loop whose condition's names nothing in it changes; else None."""
+    for found in re.finditer(r"\bfor\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=[^;]*;([^;]*);([^)]*)\)", code):
+        name, condition = found[1], found[2].strip()
+        if not re.search(_changes(name), found[3]) and not re.search(_changes(name), code[found.end():]):
+            return f"the loop over {name} never ends: {name} is never incremented (for (...; {condition}; ++{name}))"
+    for found in re.finditer(r"\bwhile\s*\(", code):
+        depth, end = 1, found.end()
+        while end < len(code) and depth:
+            depth += {"(": 1, ")": -1}.get(code[end], 0)
+            end += 1
+        condition = code[found.end() : end - 1].strip()
+        names = set(re.findall(r"\b([A-Za-z_]\w*)\b(?!\s*\()", condition))
+        if names and not any(re.search(_changes(n), code[end:]) for n in names):
+            return f"the loop while ({condition}) never ends: nothing in it changes {', '.join(sorted(names))}"
+    return None
+
+
+def compile_hint(errors: list[str]) -> str:
+    """One line for a compiler's error lines: the first error, and what it means where it is common."""
+    lines = [re.sub(r"^.*?error:\s*", "", line).strip() for line in errors if line.strip()] or ["no message"]
+    more = f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
+    for pattern, meaning in _COMPILE_ERRORS:
+        found = re.search(pattern, lines[0])
+        if found:
+            name = next((g for g in found.groups() if g), "")
+            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){more}"
+    return f"your code does not compile: {lines[0][:200]}{more}"
