@@ -25,7 +25,7 @@ from .workload import FULL, GRIDS, HALF, QUARTER, SMALL, Workload, grid
 __all__ = ["FULL", "HALF", "QUARTER", "SMALL", "GRIDS", "Workload", "Choice", "choose", "choice", "size",
            "library_share", "legate_fbmem_mib", "jax_memory_fraction", "default_legate_config",
            "default_jax_memory_fraction", "gpu_legate_config", "GPU_LEGATE_CONFIG", "CPU_LEGATE_CONFIG",
-           "realm_args", "default_realm_args"]
+           "realm_args", "default_realm_args", "kernel_realm_args"]
 
 #: The share of the free GPU memory the course plans on.
 USABLE = 0.75
@@ -188,6 +188,15 @@ def default_legate_config() -> str:
 def default_realm_args() -> str:
     """REALM_DEFAULT_ARGS when unset: `realm_args` for the cores this process may use."""
     return realm_args(visible_cores())
+
+
+def kernel_realm_args() -> str | None:
+    """The REALM_DEFAULT_ARGS a course kernel starts Legate with here: the one set (empty included),
+    else `default_realm_args()` beside the course's own LEGATE_CONFIG (unset); None where there is
+    none: the course never adds a Realm option beside a LEGATE_CONFIG someone else chose."""
+    if "REALM_DEFAULT_ARGS" in os.environ:
+        return os.environ["REALM_DEFAULT_ARGS"]
+    return None if "LEGATE_CONFIG" in os.environ else default_realm_args() or None
 
 
 def default_jax_memory_fraction() -> str | None:

@@ -80,3 +80,18 @@ def test_the_cores_counted_are_those_the_process_may_run_on():
                            "from gs_course import sizing; print(sizing.visible_cores(), sizing.default_realm_args())",
                            str(core)], capture_output=True, text=True, check=True, cwd=ROOT).stdout.split(maxsplit=1)
     assert said == ["1", "-ll:bgwork 1\n"]
+
+
+def test_a_kernel_keeps_realm_settings_it_was_given_and_adds_none_beside_a_sites_legate_config(monkeypatch):
+    monkeypatch.setattr(sizing, "visible_cores", lambda: 1)
+    for name in ("REALM_DEFAULT_ARGS", "LEGATE_CONFIG"):
+        monkeypatch.delenv(name, raising=False)
+    assert sizing.kernel_realm_args() == "-ll:bgwork 1"
+    monkeypatch.setenv("LEGATE_CONFIG", "--cpus 2 --gpus 0")
+    assert sizing.kernel_realm_args() is None
+    monkeypatch.setenv("REALM_DEFAULT_ARGS", "")
+    assert sizing.kernel_realm_args() == ""
+    monkeypatch.setattr(sizing, "visible_cores", lambda: 16)
+    monkeypatch.delenv("REALM_DEFAULT_ARGS")
+    monkeypatch.delenv("LEGATE_CONFIG")
+    assert sizing.kernel_realm_args() is None

@@ -25,14 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from ..sizing import default_legate_config, default_realm_args
+from ..sizing import default_legate_config, kernel_realm_args
 
 # Legate reads its resources once, at the first import: pin them (a shared GPU must not be taken
 # whole, and without any setting Legate aborts on a machine with no GPU), unless the user or the
 # kernel spec already chose; Realm's own options with them (few cores: one background worker), never
 # beside a LEGATE_CONFIG someone else chose.
-if "LEGATE_CONFIG" not in os.environ and default_realm_args():
-    os.environ.setdefault("REALM_DEFAULT_ARGS", default_realm_args())
+if kernel_realm_args() is not None:
+    os.environ["REALM_DEFAULT_ARGS"] = kernel_realm_args()
 os.environ.setdefault("LEGATE_CONFIG", default_legate_config())
 
 # Legate carries its own HDF5 library: loaded first, it breaks h5py's (h5py then fails to import

@@ -12,7 +12,7 @@ import sys
 from .. import __version__, backends
 from ..devices import gigabytes, gpus
 from ..measurement.records import child_answer, child_failure
-from ..sizing import default_legate_config, default_realm_args, visible_cores
+from ..sizing import default_legate_config, kernel_realm_args, visible_cores
 from .exit_codes import EXIT_FAILURE
 
 PROBE_MARKER = "gs-course-probe: "
@@ -67,9 +67,9 @@ def doctor(require_gpu: bool = False) -> int:
     legate = os.environ.get("LEGATE_CONFIG")
     print(f"  LEGATE_CONFIG={legate or '(unset)'}"
           + ("" if legate else f"  -> gs_course uses '{default_legate_config()}' at the first import"))
-    realm, few = os.environ.get("REALM_DEFAULT_ARGS"), default_realm_args()
+    realm, used = os.environ.get("REALM_DEFAULT_ARGS"), kernel_realm_args()
     print(f"  REALM_DEFAULT_ARGS={'(unset)' if realm is None else realm or '(empty: Realm chooses)'}"
-          + (f"  -> gs_course uses '{few}' at the first import" if few and realm is None and not legate else "")
+          + (f"  -> gs_course uses '{used}' at the first import" if realm is None and used else "")
           + f"  ({visible_cores()} cores this process may run on: its cpuset, not a CPU quota)")
     core_map = os.environ.get("REALM_SYNTHETIC_CORE_MAP")
     print(f"  REALM_SYNTHETIC_CORE_MAP={'(unset)' if core_map is None else core_map}"

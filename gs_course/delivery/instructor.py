@@ -194,10 +194,8 @@ class FreeMemoryHolder:
 def kernel_settings() -> dict:
     """What the notebooks' kernels start Legate with, here (set, or the course's default for the
     cores this process may use), and those cores: two runs of the same command differ by these."""
-    legate = os.environ.get("LEGATE_CONFIG")
-    realm = os.environ.get("REALM_DEFAULT_ARGS", None if legate else sizing.default_realm_args() or None)
-    return {"cores": sizing.visible_cores(), "LEGATE_CONFIG": legate or sizing.default_legate_config(),
-            "REALM_DEFAULT_ARGS": realm}
+    return {"cores": sizing.visible_cores(), "LEGATE_CONFIG": os.environ.get("LEGATE_CONFIG") or sizing.default_legate_config(),
+            "REALM_DEFAULT_ARGS": sizing.kernel_realm_args()}
 
 
 def payload(rows: list[Row], size: str, free_gb: float | None, held: int | None) -> dict:

@@ -373,7 +373,7 @@ def jax_bench(results: dict) -> str:
 
 # --- The classroom check (README) -------------------------------------------------------------------
 
-def _slowest(record: dict, step: dict) -> str:
+def _slowest(step: dict) -> str:
     ratios = [a["slowdown"] for a in step["attempts"] if a["slowdown"] is not None]
     return f"the slowest notebook {max(ratios):.2f} times its time for one student alone" if ratios else ""
 
@@ -385,7 +385,7 @@ def _over_the_limit(record: dict, step: dict) -> str:
                  for student in range(1, step["students"] + 1))
     over = [(n, sum(a["notebook"] == n and (a["slowdown"] or 0) > limit for a in step["attempts"])) for n in record["notebooks"]]
     return (f"with {step['students']} at once every notebook passed, {within or 'none'} of the students within "
-            f"{limit:g}x of their times alone ({_slowest(record, step)}; over {limit:g}x: "
+            f"{limit:g}x of their times alone ({_slowest(step)}; over {limit:g}x: "
             + ", ".join(f"{n} for {count} of the {step['students']}" for n, count in over if count) + ")"
             + f" ({classroom.cores_line(step)})")
 
@@ -402,7 +402,7 @@ def classroom_summary(record: dict, name: str = "classroom.json") -> str:
             f"ran {', '.join(record['notebooks'])}{' in that order' * (len(record['notebooks']) > 1)} at "
             f"{record['size']} size, each in its own kernels: ")
     step = next((s for s in record["steps"] if s["students"] == figures["largest"]), record["steps"][-1])
-    slowest = _slowest(record, step)
+    slowest = _slowest(step)
     beyond = [s for s in record["steps"] if s["students"] > step["students"] and s["passed"] and s["within_limit"] is False]
     if figures["largest"] is not None:
         text += (f"{figures['largest']} at once passed every notebook ({step['wall_s']:.0f} s in all"
