@@ -149,13 +149,14 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       # A notebook is stopped after 150 s (a hang must not take the session's device time).
       step "${HARNESS_S:-300}" 0 harness python3 -m gs_course.lessons.check_harness --gpu
       wait_for_cupynumeric 600
-      # Legate on one core: the workers it had before (two CPU, two background), one CPU worker only,
-      # and the course's own for few cores (sizing.FEW_CORES: one of each)
+      # Legate on one core (ONE_CORE=no leaves it out): the workers it had before (two CPU, two
+      # background), one CPU worker only, and the course's own for few cores (sizing.FEW_CORES: one of each)
+      [ "${ONE_CORE:-yes}" = no ] || {
       one_core former LEGATE_CONFIG="--gpus 1 --cpus 2 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
         REALM_DEFAULT_ARGS=
       one_core cpus1 LEGATE_CONFIG="--gpus 1 --cpus 1 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
         REALM_DEFAULT_ARGS=
-      one_core course -u LEGATE_CONFIG -u REALM_DEFAULT_ARGS
+      one_core course -u LEGATE_CONFIG -u REALM_DEFAULT_ARGS; }
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
       nvidia-smi dmon -s um -d 1 >"$out/dmon-classroom.txt" 2>&1 &
       local dmon=$!
