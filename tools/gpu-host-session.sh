@@ -162,6 +162,10 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       local dmon=$!
       vmstat -t 1 >"$out/vmstat-classroom.txt" 2>&1 &
       local vmstat=$!
+      # The disk the students' notebooks write to (the host was lost during a classroom's synthesis at
+      # 626b638, each student writing its run file there): what is free every 5 s
+      while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-classroom.txt" 2>&1 &
+      local df=$!
       step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16,24}" \
         --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
       # Where the first size fails, the largest passing is below it: FALLBACK students (12) alone.
@@ -170,7 +174,7 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         step 600 0 classroom-fallback python3 -m gs_course.cli instructor-check --students "${FALLBACK:-12}" \
           --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom-fallback"
       fi
-      kill "$dmon" "$vmstat"
+      kill "$dmon" "$vmstat" "$df"
       small_gpu 2
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
