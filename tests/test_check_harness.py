@@ -71,3 +71,34 @@ def test_the_harness_calls_each_checker_as_its_notebook_does():
         code = "\n".join("".join(cell["source"]) for cell in notebook["cells"] if cell["cell_type"] == "code")
         call = [line for line in exercise.answer.strip().splitlines() if "check." in line][-1]
         assert call.strip() in code, f"{name}: the notebook does not call {call.strip()!r}"
+
+
+def test_each_setup_defines_what_the_earlier_exercises_of_its_notebook_define():
+    """An answer may call what an earlier exercise defined (images calling the time loop's `run`), as
+    the notebook lets it: every name an earlier exercise's solved cell binds at its top level is in
+    the exercise's setup (JAX's and cuPyNumeric's notebooks; CuPy's kernels are compiled by their
+    checkers' calls)."""
+    import ast
+    import json
+    from pathlib import Path
+
+    from gs_course.lessons.notebooks import exercises
+
+    def bound(code: str) -> set[str]:
+        names = set()
+        for node in ast.parse(code).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                names.add(node.name)
+            elif isinstance(node, ast.Assign):
+                names.update(n.id for target in node.targets for n in ast.walk(target) if isinstance(n, ast.Name))
+        return names
+
+    root = Path(__file__).resolve().parents[1] / "solutions"
+    for name, exercise in EXERCISES.items():
+        if name.split()[0] not in ("jax", "cupynumeric"):
+            continue
+        cells = exercises(json.loads((root / f"{NOTEBOOKS[name.split()[0]]}.ipynb").read_text()))
+        call = [line for line in exercise.answer.strip().splitlines() if "check." in line][-1].strip()
+        here = next(i for i, cell in enumerate(cells) if call in cell)
+        wanted = set().union(*(bound(cell) for cell in cells[:here]))
+        assert wanted <= bound(exercise.setup), f"{name}: the setup lacks {sorted(wanted - bound(exercise.setup))}"

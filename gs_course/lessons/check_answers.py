@@ -369,3 +369,17 @@ check.deciles(deciles, device_type=on_device, to_device=xp.asarray)
     "synthesis 7": Exercise(_SYNTHESIS, _HISTOGRAM_BODY, kernel=True),
     "synthesis 8": Exercise(_SYNTHESIS, _BITONIC_BODY, kernel=True),
 }
+
+
+def _with_the_earlier_answers(exercises: dict, notebook: str) -> None:
+    """Each exercise of `notebook` ("jax", "cupynumeric") gets the names its notebook defines in the
+    exercises before it (the solved cells, their checker calls left out): an answer may call them,
+    as images may call the time loop's `run`, where a setup without them raises NameError."""
+    names = sorted((n for n in exercises if n.split()[0] == notebook), key=lambda n: int(n.split()[1]))
+    for earlier, name in zip(names, names[1:]):
+        defined = "\n".join(line for line in exercises[earlier].answer.splitlines() if not line.startswith("check."))
+        exercises[name] = dataclasses.replace(exercises[name], setup=f"{exercises[earlier].setup}\n{defined}\n")
+
+
+for _notebook in ("jax", "cupynumeric"):
+    _with_the_earlier_answers(EXERCISES, _notebook)

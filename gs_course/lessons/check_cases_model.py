@@ -328,3 +328,97 @@ PLAYTEST_6_MODEL = [
          FAIL, "does not keep u, v, u_out, v_out whole", name="the task without its broadcast constraints"),
     Case("cupynumeric 6", ('broadcast("v_out")', "broadcast('v_out')"), PASS, "", name="broadcast's names in single quotes"),
 ]
+
+
+#: Playtest 7 (CPU, 430 answers): a run that ignores the u, v it is given passed (the checkers started it from
+#: the initial state only), images calling `run` met a NameError in the harness alone, a batch on params' F and k
+#: was told it ran the pairs in turn, and a few mistakes got a distance (a 3 x 2 window, a half-precision
+#: intermediate, + counts * a, F + k feeding U, V out of the carry, a -8 centre minus counts).
+_INITIAL = "{a}0, {b}0 = ({xp}.asarray(x) for x in model.initial_state(*u.shape))\n    "
+_IGNORES = "ignores the u, v it is given.*initial state"
+_COUNTS = "window_sum - counts * a"
+PLAYTEST_7_MODEL = [
+    Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                   _INITIAL.format(a="u", b="v", xp="jnp") + "return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u0, v0))"),
+         FAIL, _IGNORES, name="the loop restarts from model.initial_state"),
+    Case("jax 4", ("(u, v))", "(jnp.ones_like(u), jnp.zeros_like(v)))"), FAIL, "ignores the u, v it is given.*a state of its own",
+         name="the loop starts from ones and zeros"),
+    Case("jax 4", ("(u, v))", "(u, jnp.asarray(model.initial_state(*u.shape)[1])))"), FAIL, "ignores the v it is given",
+         name="the loop takes u, and V from model.initial_state"),
+    Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                   "u = lax.fori_loop(0, steps, lambda _, a: step(a, v, p)[0], u)\n    return u, v"), FAIL,
+         "V never changes.*only u is carried", name="V left out of the carry"),
+    Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                   "start = (u, v)\n    return lax.fori_loop(0, steps, lambda _, uv: step(uv[0], uv[1], p), start)"), PASS,
+         "time loop: right", name="the carry named, step(uv[0], uv[1], p)"),
+    Case("cupynumeric 4", ("def run(u, v, p, steps):\n", "def run(u, v, p, steps):\n    u, v = (cnp.asarray(x) for x in model.initial_state(*u.shape))\n"),
+         FAIL, _IGNORES, name="the loop restarts from model.initial_state"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)", "u = step(u, v, p)[0]"), FAIL, "V never changes.*only u is carried",
+         name="v never reassigned"),
+    Case("cupynumeric 4", ("for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v",
+                           "a, b = u.copy(), v.copy()\n    for _ in range(steps):\n        a, b = step(a, b, p)\n    return a, b"),
+         PASS, "time loop: right", name="the loop on copies of u, v"),
+    Case("cupynumeric 6", ("a, b = np.asarray(u), np.asarray(v)", "a, b = model.initial_state(*np.asarray(u).shape)"), FAIL,
+         _IGNORES, name="the task restarts from model.initial_state"),
+    Case("cupynumeric 6", ("a, b = np.asarray(u), np.asarray(v)", "a, b = np.asarray(u), model.initial_state(*np.asarray(u).shape)[1]"),
+         FAIL, "ignores the v it is given", name="the task takes V from model.initial_state"),
+    Case("jax 5", ("_, frames = lax.scan(one_image, (u, v), None, length=nbimage)",
+                   _INITIAL.format(a="u", b="v", xp="jnp") + "_, frames = lax.scan(one_image, (u0, v0), None, length=nbimage)"),
+         FAIL, "your run of the images " + _IGNORES, name="the scan restarts from model.initial_state"),
+    Case("jax 5", ("(u, v), None, length", "(u, jnp.zeros_like(v)), None, length"), FAIL,
+         "^(?!.*never written).*(a state of its own|ignores the v)", name="the scan starts from V = 0"),
+    Case("jax 5", "@partial(jax.jit, static_argnums=(2, 3, 4))\ndef images(u, v, p, nbimage, nbextrastep):\n"
+         "    def one_image(uv, _):\n        uv = run(*uv, p, nbextrastep)\n        return uv, uv[1]\n\n"
+         "    return lax.scan(one_image, (u, v), None, length=nbimage)[1]\n\n"
+         "check.images(images, device_type=jax.Array, to_device=jnp.asarray)\n", PASS, "one scan",
+         name="exercise 2's run inside the scan"),
+    Case("jax 6", ("+ feed * (1 - u)", "+ params.feed * (1 - u)", "- (feed + kill) * v", "- (params.feed + params.kill) * v"),
+         FAIL, "ignores each pair's feed and kill", name="one_pair on params.feed and params.kill"),
+    Case("jax 6", ("return lax.fori_loop(0, steps, body, (u0, v0))[1]",
+                   "return lax.fori_loop(0, steps, body, (jnp.zeros_like(u0) + 1, jnp.zeros_like(v0)))[1]"), FAIL,
+         "^(?!.*never written).*V = 0 everywhere.*initial state", name="each pair starts from u = 1, v = 0"),
+    Case("jax 6", ("def one_pair(feed, kill):", "def one_pair(f, k):\n        feed, kill = f, k"), PASS, "one vmap",
+         name="one_pair's arguments renamed"),
+    # a 3 x 2 window, in slices or a convolution
+    Case("cupy 1", ("for j in range(3)", "for j in range(2)"), FAIL, "3 x 2", name="the columns' offsets range(2)"),
+    Case("jax 2", ("for j in range(3)", "for j in range(2)"), FAIL, "3 x 2", name="the columns' offsets range(2)"),
+    Case("cupynumeric 2", ("for j in range(3)", "for j in range(2)"), FAIL, "3 x 2", name="the columns' offsets range(2)"),
+    Case("cupynumeric 2", ("for j in range(3)", "for j in (1, 2)"), FAIL, "3 x 2", name="the columns' offsets (1, 2)"),
+    Case("cupynumeric 5", ("cnp.ones((3, 3), dtype=np.float32)", "cnp.ones((3, 2), dtype=np.float32)"), FAIL, "3 x 2",
+         name="a (3, 2) window"),
+    Case("cupy 1", ("for i in range(3) for j in range(3)", "for j in range(3) for i in range(3)"), PASS, "laplacian: right",
+         name="the offsets' loops the other way round"),
+    # the sign of counts * a; a -8 centre minus the counts again
+    Case("cupy 1", (_COUNTS, "window_sum + counts * a"), FAIL, "sign of counts \\* a", name="+ counts * a"),
+    Case("jax 2", (_COUNTS, "counts * a + window_sum"), FAIL, "sign of counts \\* a", name="counts * a + window_sum"),
+    Case("cupynumeric 5", ("window = cnp.ones((3, 3), dtype=np.float32)",
+                           "window = cnp.array([[1, 1, 1], [1, -8, 1], [1, 1, 1]], dtype=np.float32)"), FAIL,
+         "centre is -8.*counted twice", name="the -8 stencil minus counts * a"),
+    Case("cupynumeric 5", ("window = cnp.ones((3, 3), dtype=np.float32)",
+                           "window = cnp.full((3, 3), 1.0, dtype=np.float32)"), PASS, "laplacian: right",
+         name="the window of ones from cnp.full"),
+    # an intermediate rounded to a half precision
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(np.float16), 1)"), FAIL, "rounded to float16",
+         name="the padded grid in float16"),
+    Case("jax 2", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a.astype(jnp.bfloat16), 1)"), FAIL, "rounded to bfloat16",
+         name="the padded grid in bfloat16"),
+    Case("jax 2", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a.astype(jnp.float16), 1)"), FAIL, "rounded to float16",
+         name="the padded grid in float16"),
+    Case("cupy 1", (_COUNTS, "window_sum - (counts * a).astype(np.float16)"), FAIL, "counts \\* a is rounded to float16",
+         name="counts * a in float16"),
+    Case("cupy 2", ("uvv = u * v * v", "uvv = (u * v * v).astype(np.float16)"), FAIL, "uvv term.*rounded to float16",
+         name="uvv in float16"),
+    Case("jax 3", ("uvv = u * v * v", "uvv = (u * v * v).astype(jnp.bfloat16)"), FAIL, "uvv term.*rounded to bfloat16",
+         name="uvv in bfloat16"),
+    Case("cupynumeric 3", ("du = p.du * laplacian(u)", "du = p.du * laplacian(u).astype(np.float16)"), FAIL,
+         "U's diffusion term .*rounded to float16", name="U's Laplacian in float16"),
+    Case("cupy 2", ("uvv = u * v * v", "uvv = u * (v * v)"), PASS, "right with dt", name="uvv = u * (v * v)"),
+    Case("cupy 1", ("padded = xp.pad(a, 1)", "padded = xp.pad(a.astype(np.float64), 1)", _COUNTS,
+                    "(window_sum - counts * a).astype(np.float32)"), PASS, "laplacian: right",
+         name="the window sum in float64"),
+    # a wrong rate in U's feed term
+    Case("cupy 2", ("p.feed * (1 - u)", "(p.feed + p.kill) * (1 - u)"), FAIL, "U's feed term is \\(p.feed \\+ p.kill\\)",
+         name="(F + k) feeds U"),
+    Case("jax 3", ("p.feed * (1 - u)", "p.feed * p.kill * (1 - u)"), FAIL, "U's feed term is p.feed \\* p.kill",
+         name="F k feeds U"),
+]

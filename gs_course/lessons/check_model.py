@@ -28,135 +28,16 @@ from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, sl
 from .jax_mistakes import batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, not_unrolled, over_devices,
                            same_program)
-from .laplacian_mistakes import (BORDER_MISTAKES, INTEGER_HINT, RUNNING_SUM_HINT, STENCIL_MISTAKES, laplacian_mistakes,
-                                 one_axis_padded, pads_recorded, running_sum_probe, window_of)
+from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates,
+                                 laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
 from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent, outputs_never_written,
                            reaches_a_task)
+from .model_mistakes import (SWAPPED, another_start, ignores_its_start, partial_starts, per_array, runs_of_wrong_steps,
+                             state_mistakes, states_after, step_intermediates, step_mistakes)
+from .rounding import half_rounded
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
-
-
-# The mistakes the checkers recognise, as the values they give (float64, like the reference).
-
-#: What "U and V are swapped" asks for, after how the student's answer hands its arrays over.
-_SWAPPED = {
-    "return": "U and V are swapped: return u_next, v_next in that order",
-    "kernel": ("U and V are swapped: your kernel writes U's update into v_next and V's into u_next; u_next gets "
-               "u + dt * (...), v_next gets v + dt * (...)"),
-    "task": ("U and V are swapped: your task writes U's result into v_out and V's into u_out (or run_task returns "
-             "them the other way round); np.asarray(u_out)[:] gets the new U, and run_task returns u_out, v_out"),
-}
-
-
-def _step_mistakes(u, v, p, writes: str = "return"):
-    """(u_next, v_next) of the common wrong steps, and what each is."""
-    right = reference_step(u, v, p)
-    every_term = "multiply every term of the update by dt"
-    yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
-    yield (((right[0] - u) / p.dt, (right[1] - v) / p.dt),
-           "it is the rates du and dv: return the new state, u + p.dt * du, v + p.dt * dv")
-    yield (right[0] - u, right[1] - v), "it is one step's change, p.dt * du: add it to the state, u + p.dt * du"
-    yield right[::-1], _SWAPPED[writes]
-    yield ((right[0], v + p.dt * (p.dv * reference_laplacian(v) + right[0] * v * v - (p.feed + p.kill) * v)),
-           "V's update uses the new u (u reassigned before V's line): compute both updates from the u and v given")
-    yield reference_step(u, v, p.replace(dt=1.0)), f"it is what a step without dt gives: {every_term}"
-    groups = tuple(GROUPS)
-    for with_dt in itertools.chain(itertools.combinations(groups, 1), itertools.combinations(groups, 2)):
-        yield (slipped_step(u, v, p, without_dt=[g for g in groups if g not in with_dt]),
-               f"it is what dt on the {' and '.join(with_dt)} terms only gives (none on the "
-               f"{' and '.join(g for g in groups if g not in with_dt)}): {every_term}")
-    yield reference_step(u, v, p.replace(du=p.dv, dv=p.du)), "Du and Dv are swapped: U diffuses with p.du, V with p.dv"
-    yield reference_step(u, v, Parameters()), _DEFAULT_PARAMETERS
-    for wrong, hint in BORDER_MISTAKES:
-        yield slipped_step(u, v, p, laplacian=wrong), f"only the border is wrong: {hint}"
-    for wrong, hint in STENCIL_MISTAKES:
-        yield slipped_step(u, v, p, laplacian=wrong), hint
-    lv = reference_laplacian(v)
-    yield ((right[0], v + p.dt * (p.dv * lv + right[0] * v * v - (p.feed + p.kill) * v)),
-           "V's update uses the new U: compute both updates from the u and v given (uvv = u * v * v once, before u "
-           "changes)")
-    rates = ((right[0] - u) / p.dt, (right[1] - v) / p.dt)
-    yield (u + p.dt * rates[1], v + p.dt * rates[0]), "du and dv are swapped: u + p.dt * du, v + p.dt * dv"
-    yield (right[0], v + p.dt * rates[0]), "V's update adds du: v + p.dt * dv"
-    yield (right[0] - p.dt * p.feed * (1 - u) ** 2, right[1]), "U's feed term is p.feed * (1 - u), not times u"
-    yield (u + p.dt * rates[1], right[1]), "U's update adds dv: u + p.dt * du"
-    for times, what in ((0.5, "half a dt"), (2, "two dt"), (p.dt, "dt twice (p.dt * p.dt), one p.dt belongs")):
-        yield reference_step(u, v, p.replace(dt=p.dt * times)), f"the step is {what}: u + p.dt * du, v + p.dt * dv"
-
-
-#: The parameters a function uses when it reads the notebook's `params` (the course's defaults)
-#: instead of the `p` it is given.
-_DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the parameters your function is "
-                       "given (p), not the notebook's params")
-
-
-def _state_mistakes(rows, cols, steps, task: bool = False):
-    """(u, v) of a time loop that runs one step too few or too many, returns the start state, starts
-    from U and V swapped or uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
-    yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
-    yield reference_run(rows, cols, steps, Parameters()), _DEFAULT_PARAMETERS
-    yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
-                                                "u, v = step(u, v, p) in one assignment")
-    each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
-    yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
-    yield _run_from(*initial_state(rows, cols, np.float64)[::-1], steps), ("it is the run from U and V swapped: the "
-                                                                           "loop starts from (u, v), in that order")
-    yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
-    yield reference_run(rows, cols, steps + 1, PARAMS), "it is the state one step too late: run exactly `steps` steps"
-    yield reference_run(rows, cols, 2 * steps, PARAMS), "it is the state after 2 x steps steps: one step each time round the loop"
-    call = "model.reference_step(a, b, p)" if task else "step(u, v, p)"
-    yield _run_otherwise(rows, cols, steps, swapped=True), f"each step is called with u and v swapped: it takes (u, v, p), {call}"
-    yield (_run_otherwise(rows, cols, steps, hands_back_swapped=True),
-           f"each step's result is handed back swapped, (v, u): the loop's body returns {call} as it is, (u, v)")
-    yield (reference_run(rows, cols, steps, PARAMS.replace(feed=PARAMS.kill, kill=PARAMS.feed)),
-           "F and k are swapped: " + ("Parameters(du, dv, feed, kill, dt), in that order" if task else "p.feed and p.kill"))
-    if task:
-        yield (_run_otherwise(rows, cols, steps, start=np.zeros((2, rows, cols))),
-               "the loop starts from u_out and v_out, which hold nothing yet: start from the inputs, "
-               "a, b = np.asarray(u), np.asarray(v)")
-
-
-def _run_otherwise(rows: int, cols: int, steps: int, swapped: bool = False, start=None, hands_back_swapped=False):
-    """(u, v) after `steps` steps of a loop that calls the step with its arrays swapped (step(v, u, p)),
-    that starts from `start` (u, v) instead of the initial state, or whose body hands each step's
-    result back as (v, u)."""
-    u, v = initial_state(rows, cols, np.float64) if start is None else start
-    for _ in range(steps):
-        u, v = reference_step(*((v, u) if swapped else (u, v)), PARAMS)[::-1 if hands_back_swapped else 1]
-    return u, v
-
-
-def _run_from(u, v, steps: int):
-    """(u, v) after `steps` steps of the checker's parameters from the state given."""
-    for _ in range(steps):
-        u, v = reference_step(u, v, PARAMS)
-    return u, v
-
-
-def _run_from_new_u(rows: int, cols: int, steps: int):
-    """(u, v) of a loop that computes V's step from U's new value (u = step(u, v)[0]; v = step(u, v)[1])."""
-    u, v = initial_state(rows, cols, np.float64)
-    for _ in range(steps):
-        u = reference_step(u, v, PARAMS)[0]
-        v = reference_step(u, v, PARAMS)[1]
-    return u, v
-
-
-def _per_array(mistakes, index: int):
-    return [(pair[index], hint) for pair, hint in mistakes]
-
-
-def _runs_of_wrong_steps(rows: int, cols: int, steps: int, p, index: int):
-    """(array `index` after `steps` steps of each common wrong step of `_step_mistakes`, its hint), lazily:
-    a loop or a batch whose own step is wrong (Du and Dv swapped, V's update adding du...)."""
-    start = initial_state(rows, cols, np.float64)
-    for k, (_, hint) in enumerate(_step_mistakes(*start, p)):
-        u, v = start
-        with np.errstate(all="ignore"):  # one that blows up matches nothing
-            for _ in range(steps):
-                u, v = next(itertools.islice(_step_mistakes(u, v, p), k, None))[0]
-        yield (u, v)[index], hint
 
 
 def _pair_mistake(got: list, want, mistakes, what: str, atol: float) -> None:
@@ -261,6 +142,9 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
                                and _rounds_a_running_sum(student, a, device_type, to_device))
             if truncates or running_sum:
                 raise NotYet(f"your Laplacian is off: {INTEGER_HINT if truncates else RUNNING_SUM_HINT}") from None
+            rounded = "off the reference" in str(off) and half_rounded(got, want, laplacian_intermediates(a.astype(np.float64)))
+            if rounded:
+                raise NotYet(f"your Laplacian is off: {rounded}") from None
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
@@ -297,7 +181,7 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     passed = (to_device(u.copy()), to_device(v.copy()))
     got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
     changed = _changed(passed, (u, v))
-    mistakes = list(_step_mistakes(u64, v64, PARAMS, writes))
+    mistakes = list(step_mistakes(u64, v64, PARAMS, writes))
     arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
     twice = one_result_twice(arrays, want, writes, 1e-5)
     if twice:
@@ -307,11 +191,14 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
             if index == 0:
                 _pair_mistake(arrays, want, mistakes, "your step", 1e-5)
             compare(g, w.astype(np.float32), f"your {name}_next", 1e-5,
-                    itertools.chain(step_slips(u64, v64, PARAMS, index), _per_array(mistakes, index)))
+                    itertools.chain(step_slips(u64, v64, PARAMS, index), per_array(mistakes, index)))
         except NotYet as err:
             earlier = still_wrong_earlier(student, _library(device_type), to_device, "your step")
             if earlier:
                 raise NotYet(earlier) from None
+            rounded = "off the reference" in str(err) and half_rounded(g, w, step_intermediates(u64, v64, PARAMS, index))
+            if rounded:
+                raise NotYet(f"your {name}_next is off: {rounded}") from None
             if changed:
                 raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
                              "given, then change them (or return new arrays)") from None
@@ -364,17 +251,27 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                      "model.reference_step(a, b, p))")
     want = reference_run(rows, cols, steps, PARAMS)
     arrays = [_to_numpy(g, f"your {name}", device_type) for name, g in zip("uv", got)]
+    start = another_start(rows, cols)
+    again = _pair(_call(student, (*(to_device(a.copy()) for a in start), PARAMS, steps), device_type, "your time loop",
+                        BODY_ARGUMENTS if jax else ()), "your time loop")
+    others = [_to_numpy(g, f"your {name}", device_type) for name, g in zip("uv", again)]
+    ignores = ignores_its_start(arrays, others, all(_close(g, w, PARITY_ATOL) for g, w in zip(arrays, want)),
+                                "your time loop", "a, b = np.asarray(u), np.asarray(v) in the task" if task else
+                                "lax.fori_loop(0, steps, body, (u, v))" if jax else "the loop's first step is step(u, v, p)",
+                                fresh=jax is not None)
+    if ignores:
+        raise NotYet(ignores)
     twice = one_result_twice(arrays, want, "task" if task else "return", PARITY_ATOL) or half_precision(arrays, want)
     if twice:
         raise NotYet(f"your time loop is off: {twice}")
-    mistakes = list(_state_mistakes(rows, cols, steps, task))
-    mistakes.append((want[::-1], _SWAPPED["task"] if task else
+    mistakes = list(state_mistakes(rows, cols, steps, task))
+    mistakes.append((want[::-1], SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     try:
         for index, (name, g, w) in enumerate(zip("uv", arrays, want)):
             compare(g, w.astype(np.float32),
                     f"your {name} after {steps} steps", PARITY_ATOL,
-                    itertools.chain(_per_array(mistakes, index), _runs_of_wrong_steps(rows, cols, steps, PARAMS, index)),
+                    itertools.chain(per_array(mistakes, index), runs_of_wrong_steps(rows, cols, steps, PARAMS, index)),
                     "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "")
     except NotYet:
         earlier = (task and outputs_never_written(student)
@@ -382,6 +279,11 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
         if earlier:
             raise NotYet(earlier) from None
         raise
+    (right,), partial = states_after(start, [steps]), [(states_after(s, [steps])[0], hint)
+                                                        for s, hint in partial_starts(start, rows, cols)]
+    for index, (name, g) in enumerate(zip("uv", others)):
+        compare(g, right[index].astype(np.float32), f"your {name} after {steps} steps from a start other than the "
+                "initial state", PARITY_ATOL, per_array(partial, index))
     _refuse_changed_inputs(changed, "time loop")
     ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
        + device_note(student, device_type))
@@ -427,9 +329,21 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
                    for e in scans):  # 2 images stacked, or one less or more (the values say what)
             raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
                          "((u, v), v), then return the stacked images")
-    got = _images_array(_call(student, (to_device(u0.copy()), to_device(v0.copy()), *args), device_type,
-                              "your images", BODY_ARGUMENTS if jax else ()), "your images", device_type)
+    start = another_start(rows, cols)
+    got, others = (_images_array(_call(student, (to_device(u.copy()), to_device(v.copy()), *args), device_type,
+                                       "your images", BODY_ARGUMENTS if jax else ()), "your images", device_type)
+                   for u, v in ((u0, v0), start))
+    counts = [(i + 1) * nbextrastep for i in range(nbimage)]
+    want = np.stack([v for _, v in states_after((u0, v0), counts)])
+    ignores = ignores_its_start([got], [others], _close(got, want, PARITY_ATOL), "your run of the images",
+                                "the scan's carry starts as (u, v)", fresh=jax is not None)
+    if ignores:
+        raise NotYet(ignores)
     _compare_images(got, rows, cols, nbimage, nbextrastep, nan_is_unwritten=not jax)
+    partial = [([v for _, v in states_after(s, counts)], hint) for s, hint in partial_starts(start, rows, cols)]
+    for i, (_, v) in enumerate(states_after(start, counts)):
+        compare(others[i], v.astype(np.float32), f"image {i} from a start other than the initial state", PARITY_ATOL,
+                [(images[i], hint) for images, hint in partial], nan_is_unwritten=not jax)
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
 
 
@@ -476,7 +390,7 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
                                                               ": image i holds V after (i + 1) x nbextrastep steps")
         mistakes = [(reference_run(rows, cols, i * nbextrastep, PARAMS)[1], earlier),
                     (u, "it is U: store V")]
-        mistakes += _per_array(_state_mistakes(rows, cols, steps), 1)
+        mistakes += per_array(state_mistakes(rows, cols, steps), 1)
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes,
                 nan_is_unwritten=nan_is_unwritten)
 
@@ -523,6 +437,9 @@ def _combinations(shape: tuple, pairs: int, rows: int, cols: int) -> bool:
     """Whether a batch of that shape holds every (F, k) combination of the pairs' values (N x N runs)."""
     return tuple(shape) in ((pairs, pairs, rows, cols), (pairs * pairs, rows, cols))
 
+
+_SAME_PAIRS = ("your batch ignores each pair's feed and kill: every pair's run is the same (the notebook's params.feed "
+               "and params.kill in one_pair?). Inside one_pair use the feed and kill jax.vmap hands it, the pair's own")
 
 _COMBINATIONS = ("your batch runs every (F, k) combination, N x N runs for N pairs, not the N pairs (feeds[i], "
                  "kills[i]), one run each: map both arrays together, one jax.vmap(one_pair) with in_axes=0 for both")
@@ -571,6 +488,10 @@ def _batch(student, device_type, base: Parameters) -> None:
             if any(_makes_shape(e, (2, cols, rows)) for e in _equations(few.jaxpr)):
                 raise NotYet(f"your grids are {cols} x {rows}, rows and cols swapped: each pair's grid is rows x cols, "
                              "model.initial_state(rows, cols)")
+            alike = _to_numpy(_call(student, (feeds[:2], kills[:2], rows, cols, 2), device_type, "your batch",
+                                    _BATCH_ERRORS), "your batch", device_type)
+            if alike.shape == (2, rows, cols) and np.array_equal(alike[0], alike[1]):  # nothing of a pair's own
+                raise NotYet(_SAME_PAIRS)
             raise NotYet(over_devices(few) or
                          "your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
                          "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
@@ -581,6 +502,10 @@ def _batch(student, device_type, base: Parameters) -> None:
     if got.shape != (len(feeds), rows, cols):
         raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
     for i, (f, k) in enumerate(zip(feeds, kills)):
+        if not got[i].any():  # JAX's arrays are always written: V was 0 from the start
+            raise NotYet(f"pattern {i} holds V = 0 everywhere: the run starts without V (u = 1, v = 0, or zeros), where "
+                         "nothing ever reacts. Start each pair from the initial state, u0, v0 = "
+                         "model.initial_state(rows, cols)")
         p = base.replace(feed=float(f), kill=float(k))
         u, v = reference_run(rows, cols, steps, p)
         _, swapped = reference_run(rows, cols, steps, base.replace(feed=float(k), kill=float(f)))
@@ -594,6 +519,6 @@ def _batch(student, device_type, base: Parameters) -> None:
                                  (_run_from_swapped(rows, cols, steps, p), "your run starts from (v0, u0), U and V "
                                   "swapped: the carry is (u, v), from (u0, v0)")],
                                 run_slips(rows, cols, steps, p, 1), batch_mistakes(rows, cols, steps, base, feeds, kills, i),
-                                _runs_of_wrong_steps(rows, cols, steps, p, 1)),
+                                runs_of_wrong_steps(rows, cols, steps, p, 1)),
                 nan_is_unwritten=False)  # vmap's arrays are fresh: NaN is an overflow
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))

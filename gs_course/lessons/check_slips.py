@@ -91,6 +91,10 @@ def _slips() -> list[Slip]:
         *(Slip("u_feed", f"U's update has an extra {extra} term: du = p.du * laplacian(u) - uvv + p.feed * (1 - u) "
                "(V alone is lost at the rate F + k)", lambda u, v, lu, lv, p, rate=rate: p.feed * (1 - u) - rate(p) * u)
           for extra, rate in (("- p.kill * u", lambda p: p.kill), ("- (p.feed + p.kill) * u", lambda p: p.feed + p.kill))),
+        *(Slip("u_feed", f"U's feed term is {wrong} * (1 - u): U is fed at the rate F alone, p.feed * (1 - u) (V is "
+               "lost at F + k)", lambda u, v, lu, lv, p, rate=rate: rate(p) * (1 - u))
+          for wrong, rate in (("(p.feed + p.kill)", lambda p: p.feed + p.kill), ("(p.feed - p.kill)", lambda p: p.feed - p.kill),
+                              ("p.feed * p.kill", lambda p: p.feed * p.kill))),
         Slip("v_loss", "V's update has an extra p.feed * (1 - v) term: dv = p.dv * laplacian(v) + uvv - (p.feed + "
              "p.kill) * v (U alone is fed)", lambda u, v, lu, lv, p: p.feed * (1 - v) - (p.feed + p.kill) * v),
     ]

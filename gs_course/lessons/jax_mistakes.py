@@ -27,17 +27,19 @@ def steps_of_first_image(image: np.ndarray, rows: int, cols: int, p: Parameters,
 def batch_mistakes(rows: int, cols: int, steps: int, base: Parameters, feeds, kills, i: int):
     """(V, hint) of pattern i's common mistakes, made only when asked for (each is a run)."""
     for name, p in (("kill", base.replace(feed=float(feeds[i]), kill=float(kills[0]))),
-                    ("feed", base.replace(feed=float(feeds[0]), kill=float(kills[i])))):
+                    ("feed", base.replace(feed=float(feeds[0]), kill=float(kills[i]))),
+                    ("feed and kill", base.replace(feed=float(feeds[0]), kill=float(kills[0])))):
         if i:
             yield (reference_run(rows, cols, steps, p)[1],
-                   f"it is pattern {i}'s run with the first {name}, {name}s[0]: every pair needs its own, map both "
-                   "arrays together, jax.vmap(one_pair) with in_axes=0 for both (in_axes=None hands every pair the "
-                   "same value)")
-    for name, p in (("feed", base.replace(kill=float(kills[i]))), ("kill", base.replace(feed=float(feeds[i])))):
+                   f"it is pattern {i}'s run with the first {name}, " + " and ".join(f"{n}s[0]" for n in name.split(" and "))
+                   + ": every pair needs its own, map both arrays together, jax.vmap(one_pair) with in_axes=0 for both "
+                   "(in_axes=None hands every pair the same value)")
+    for name, p in (("feed", base.replace(kill=float(kills[i]))), ("kill", base.replace(feed=float(feeds[i]))),
+                    ("feed and kill", base)):
         if p != base.replace(feed=float(feeds[i]), kill=float(kills[i])):
             yield (reference_run(rows, cols, steps, p)[1],
-                   f"it is pattern {i}'s run with the setup's {name}, params.{name}: inside one_pair use the pair's "
-                   f"own {name}, the argument jax.vmap hands it")
+                   f"it is pattern {i}'s run with the setup's {name}, " + " and ".join(f"params.{n}" for n in name.split(" and "))
+                   + f": inside one_pair use the pair's own {name}, the arguments jax.vmap hands it")
     p = base.replace(feed=float(feeds[i]), kill=float(kills[i]))
     rounded = base.replace(feed=float(np.float16(feeds[i])), kill=float(np.float16(kills[i])))
     yield (reference_run(rows, cols, steps, rounded)[1],

@@ -93,9 +93,12 @@ def laplacian_mistakes(a: np.ndarray):
     one = np.pad(a, 1)
     yield (sum(one[i : i + rows, j : j + cols] for i in (0, 2) for j in (0, 2)) - counts * a,
            "the window sums its four corners only (offsets 0 and 2): the 3 x 3 window's offsets are range(3) both ways")
-    for first in (0, 1):
-        yield (sum(one[i : i + rows, j : j + cols] for i in (first, first + 1) for j in range(3)) - counts * a,
-               "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))")
+    for first, two in itertools.product((0, 1), ((0, 1), (1, 0))):  # two offsets along one axis: rows, then columns
+        offsets = [(first, first + 1) if axis else range(3) for axis in two]
+        yield (sum(one[i : i + rows, j : j + cols] for i in offsets[0] for j in offsets[1]) - counts * a,
+               "the window is 2 x 3 (window[:2]?): convolve with the whole 3 x 3 window, cnp.ones((3, 3))" if two[0] else
+               "the window is 3 x 2, two columns (offsets range(2) for the columns, or a (3, 2) window): the window is "
+               "3 x 3, offsets range(3) both ways (cnp.ones((3, 3)) for a convolution)")
     yield window_sum - counts, "it subtracts the counts alone: subtract counts * a (each cell's count times its value)"
     yield (window_sum - a - counts * a, "the window leaves the centre out (the eight neighbours, or a window whose "
            "centre is 0), yet counts * a counts it: each cell is off by its own value. Sum the whole 3 x 3 window, "
@@ -117,6 +120,11 @@ def laplacian_mistakes(a: np.ndarray):
         yield (window_sum - eight * a, "the window sum includes the cell itself: subtract counts * a (9 inside, 6 on "
                "an edge, 4 in a corner), the cell's own value counted")
     yield -reference_laplacian(a), "the sign is reversed: sum (neighbour - cell), not (cell - neighbour)"
+    yield (window_sum + counts * a, "the sign of counts * a is reversed: subtract it, window_sum - counts * a (each cell's "
+           "count times its value)")
+    yield (window_sum - 9 * a - counts * a, "the window's centre is -8 (the Laplacian's stencil, which subtracts the cell "
+           "already) and counts * a subtracts it again: the cell is counted twice. Use a window of ones, then subtract "
+           "counts * a (or the stencil alone, whose border counts are wrong)")
     rows, cols = a.shape
     counted = window_counts(rows, cols) * a
     one = np.pad(a, 1)
@@ -167,3 +175,11 @@ def one_axis_padded(widths: list) -> str | None:
     axis, width = ("columns", cols) if rows == 0 else ("rows", rows)
     return (f"your padding pads the {axis} only (pad width {widths[-1]}){f', by {width}' if width != 1 else ''}: the "
             "window reaches one cell past both axes, so pad both by 1, pad(a, 1)")
+
+
+def intermediates(a: np.ndarray):
+    """(value, factor, what) of the Laplacian's intermediates a student may round to a half precision
+    on the way (`gs_course.lessons.rounding`): the window sum (a padded grid cast), counts * a, the result."""
+    yield window_of(a, "constant"), 1.0, "the window sum (the padded grid?)"
+    yield window_counts(*a.shape) * a, -1.0, "counts * a"
+    yield reference_laplacian(a), 1.0, "the Laplacian"

@@ -1,0 +1,49 @@
+"""An intermediate rounded to a half precision (float16, or JAX's bfloat16) on the way to a float32
+result: `a.astype(np.float16)` before the pad, `(u * v * v).astype(np.float16)`. The result is
+off the reference by that rounding alone, too little for a named mistake and too much for float32.
+Undoing the exact operations that follow the intermediate recovers it from the student's values;
+where it lies on the half precision's grid of values in every cell (to float32's rounding), it was
+rounded there, which a wrong formula's values never are, cell after cell."""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: (name, mantissa bits, how it is cast), the coarser first: a bfloat16 value is most often a float16 one too.
+PRECISIONS = (("bfloat16", 7, "astype(jnp.bfloat16)"), ("float16", 10, "astype(np.float16)"))
+
+#: Cells where the precision's spacing is this many times float32's rounding are the ones that tell.
+_TELLING, _ENOUGH_CELLS = 16, 20
+
+
+def _round(x: np.ndarray, bits: int) -> np.ndarray:
+    """`x` rounded to `bits` mantissa bits, to nearest (float16's subnormals and range aside: the
+    checkers' values lie well inside it)."""
+    mantissa, exponent = np.frexp(x)
+    return np.ldexp(np.round(mantissa * 2.0 ** (bits + 1)), exponent - bits - 1)
+
+
+def _spacing(x: np.ndarray, bits: int) -> np.ndarray:
+    return np.ldexp(1.0, np.frexp(np.abs(x))[1] - bits - 1)
+
+
+def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None:
+    """The hint where `got` (float32) is `want` (the reference, float64) with one of `intermediates`
+    rounded to a half precision, else None. Each intermediate: (its reference value, float64; the
+    factor it enters the result with, got = want + factor * (rounded - value); what it is)."""
+    if got.shape != want.shape or got.dtype != np.float32:
+        return None
+    error = got.astype(np.float64) - want
+    for value, factor, what in intermediates:
+        noise = 8 * np.finfo(np.float32).eps * max(float(np.abs(want).max()), float(np.abs(factor * value).max()), 1.0)
+        if np.abs(error).max() <= noise:
+            continue
+        recovered, tolerance = value + error / factor, noise / abs(factor)
+        for name, bits, cast in PRECISIONS:
+            telling = _spacing(value, bits) > _TELLING * tolerance
+            if (telling.sum() >= _ENOUGH_CELLS and np.abs(error[telling]).max() > noise
+                    and bool((np.abs(recovered - _round(recovered, bits)) <= tolerance).all())):
+                digits = round((bits + 1) * np.log10(2))
+                return (f"{what} is rounded to {name} (about {digits} digits): keep every value float32, no .{cast} "
+                        "on the way")
+    return None
