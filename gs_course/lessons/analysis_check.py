@@ -18,6 +18,7 @@ import numpy as np
 
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference
+from .analysis_mistakes import class_shift, decile_index, loop_turns, other_norms, own_codes
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
@@ -37,20 +38,18 @@ def _returned(result, what: str, device_type: type | None) -> np.ndarray:
 def _loops(student) -> bool:
     """Whether the student's function runs a Python loop (a `for` or a comprehension): one call, one
     kernel launch, per image instead of one over the batch."""
-    codes, seen = [getattr(student, "__code__", None)], False
-    while codes:
-        code = codes.pop()
-        if code is None:
-            continue
-        seen = seen or any(i.opname in ("FOR_ITER", "GET_ITER") for i in dis.get_instructions(code))
-        codes += [c for c in code.co_consts if hasattr(c, "co_code")]
-    return seen
+    return any(i.opname in ("FOR_ITER", "GET_ITER") for code in own_codes(student) for i in dis.get_instructions(code))
 
 
-def _no_loop(student, what: str, per: str = "image") -> None:
+def _no_loop(student, what: str, per: str = "image", again=None, **turns: int) -> None:
+    """A Python loop refused, named as the loop over the `per`s; with `again` (the student called once more)
+    and `turns` (each loop's turns by name: image=5, bin=64), the one whose turns its lines ran nearest."""
     if _loops(student):
-        raise NotYet(f"right values, but from a Python loop, which makes one call (a kernel launch on a GPU) per "
-                     f"{per}. {what}")
+        if again is not None:
+            ran = loop_turns(student, again)
+            per = min(turns, key=lambda name: abs(turns[name] - ran))
+        raise NotYet(f"right values, but from a Python loop over the {per}s, which makes one call (a kernel launch on a "
+                     f"GPU) per {per}. {what}")
 
 
 #: The widest count or index a batch of the course needs (the full grid's cells): int32 and wider hold it.
@@ -190,7 +189,8 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
                      "run has millions of cells, keep bincount's int64 counts")
     if np.array_equal(got, want):
         _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
-                          "xp.bincount")
+                          "xp.bincount", again=lambda: _called(student, (images,), bins, to_device=to_device),
+                 image=count, bin=bins)
         _other_bins(student, images, to_device, device_type)
         _other_range(student, images, to_device, device_type)
         ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin"
@@ -212,7 +212,11 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
             (lambda: np.minimum(np.round(images * bins), bins - 1).astype(np.int64),
              "a bin holds the values from its left edge up to the next: round down, int(v * bins), not round()"),
             (lambda: images.astype(np.int64) * bins,
-             "images.astype(int) * bins turns V into 0 (or 1) before it is scaled: scale first, (images * bins).astype(int)")):
+             "images.astype(int) * bins turns V into 0 (or 1) before it is scaled: scale first, (images * bins).astype(int)"),
+            *((index, "your bin indices are computed in float16, which keeps about 3 digits of V: cells near a bin's edge "
+                      "go to the next bin. Scale V as it is, (images * bins).astype(np.int64)") for index in (
+                lambda: (images.astype(np.float16) * bins).astype(np.int64),
+                lambda: (images * bins).astype(np.float16).astype(np.int64)))):
         if np.array_equal(got, _counts(np.minimum(index(), bins - 1), bins)):
             raise NotYet(hint)
     binned = np.minimum((images * bins).astype(np.int64), bins - 1)
@@ -317,7 +321,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
                         "xp.nonzero returns a tuple of arrays, one per axis, which cupy.transpose (or .transpose()) does "
                         "not take: xp.argwhere(mask) gives one (row, col) per cell (or xp.stack(xp.nonzero(mask), axis=1))")):
         result = _called(student, (image,), threshold, to_device=to_device, what="image")
-    if not isinstance(result, tuple) or len(result) != 2:
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
     if np.ndim(result[0]) == 1 and np.shape(result[1])[1:] == (2,):
         raise NotYet("you returned (values, coordinates): return them in the order (coordinates, values)")
@@ -428,13 +432,7 @@ def _binary_searches(device_type):
 def _names_used(function) -> set[str]:
     """The attribute and global names the function's code (nested code included) uses: a method
     call (edges.searchsorted) is not seen by `_binary_searches`."""
-    codes, names = [getattr(function, "__code__", None)], set()
-    while codes:
-        code = codes.pop()
-        if code is not None:
-            names.update(code.co_names)
-            codes += [c for c in code.co_consts if hasattr(c, "co_code")]
-    return names
+    return {name for code in own_codes(function) for name in code.co_names}
 
 
 def deciles(student, device_type: type | None = None, to_device=np.asarray) -> None:
@@ -445,7 +443,7 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
                         "np.floor(q * (n - 1)).astype(int)")), _binary_searches(device_type) as searches:
         result = _called(student, (images,), to_device=to_device)
-    if not isinstance(result, tuple) or len(result) != 2:
+    if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")
     if np.shape(result[0]) == images.shape and np.size(result[1]) == len(analysis.DECILES):
         raise NotYet("you returned (classes, edges): return them in the order (edges, classes)")
@@ -484,13 +482,16 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
                          "values, repeats included, xp.sort(images.ravel())")
         if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
             raise NotYet("percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES")
-        raise NotYet(_first_difference(edges, want, "your edges"))
+        raise NotYet(decile_index(edges, ordered, analysis.DECILES) or _first_difference(edges, want, "your edges"))
     if classes.shape != images.shape:
         raise NotYet(f"your classes have shape {classes.shape}, expected one per cell, {images.shape}")
+    if not np.issubdtype(classes.dtype, np.integer):
+        raise NotYet(f"your classes are {classes.dtype}: a class is a whole number, 0 to 9, keep searchsorted's "
+                     "integer classes")
     if not np.array_equal(classes, want_classes):
         if np.array_equal(classes, np.searchsorted(want, images, side="left")):
             raise NotYet("the cells equal to an edge went to the class below it: search with side='right'")
-        raise NotYet(_first_difference(classes, want_classes, "your classes"))
+        raise NotYet(class_shift(classes, want_classes) or _first_difference(classes, want_classes, "your classes"))
     if len(searches) > 1 or (not searches and _names_used(student) & set(_BINARY_SEARCHES) and _loops(student)):
         raise NotYet(f"right classes, but from one call per image ({len(searches) or 'a loop of'} searchsorted calls): "
                      "search the whole batch in one call, xp.searchsorted(edges, images, side='right')")
@@ -569,7 +570,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet("your rows are not the images: images.reshape(-1, n).T puts cells of several images in each row. "
                      "Make each image a row, images.reshape(len(images), -1)")
     if not _close(got, want, 1e-4):
-        raise NotYet(_first_difference(got, want, "your similarity"))
+        raise NotYet(other_norms(got, gram, rows) or _first_difference(got, want, "your similarity"))
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
        + device_note(student, device_type))

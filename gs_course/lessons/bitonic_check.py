@@ -11,7 +11,8 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
-from .kernel_check import _DIVERGENT, _gpu, _not_checked, _spaceless, divergent_barrier
+from .kernel_barriers import barrier_mistake
+from .kernel_check import _gpu, _not_checked, _spaceless
 
 
 # --- Exercise: a bitonic sort kernel ----------------------------------------------------------------------
@@ -177,14 +178,18 @@ def _wrong_direction(code: str, values: np.ndarray, got: np.ndarray) -> str | No
     return next((hint for written, hint in found if re.search(written, code)), found[-1][1] if found else None)
 
 
+#: Why a bitonic step needs no __syncthreads(): no thread reads what another of its block writes in it.
+_NO_BARRIER = "A step needs none: one thread exchanges each pair, and the next step is the next launch"
+
+
 def bitonic_step(body: str):
     """`body` completes analysis.BITONIC_KERNEL: one compare-and-exchange step. Checked by sorting
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
     `sort(values)` (None without a GPU)."""
     c_text(body, "your exchange's body")
     code = _spaceless(body)
-    if divergent_barrier(body):  # read from the code: on a GPU it may hang, or seem to work
-        raise NotYet(_DIVERGENT)
+    if barrier := barrier_mistake(analysis.BITONIC_KERNEL, body, "past the values (if (i >= n) return;)", _NO_BARRIER):
+        raise NotYet(barrier)  # read from the code: on a GPU it may hang, or seem to work
     rng = np.random.default_rng()
     cupy = _gpu()
     if cupy is not None:

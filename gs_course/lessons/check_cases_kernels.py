@@ -276,3 +276,24 @@ KERNEL_CASES = [
     Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? __powf(v, 1.0f) : 0.0f"'), PASS,
          "spot mass kernel: right", name="__powf in the map"),
 ]
+
+#: Playtest 7 and others of their kinds: a step kernel that also writes a neighbour's cell (a race), and an
+#: image changed after it was handed to the background writer, which reads it later; with right answers.
+_OWN_U = "u_next[cell] = uc + dt"
+_WRITTEN = "            writer.write(simulation.fetch_v())"
+_FETCHED = "            image = simulation.fetch_v()\n"
+
+PLAYTEST_7_CUPY = [
+    Case("cupy 4", (_OWN_U, "u_next[min(cell + 1, rows * cols - 1)] = 0.0f;\n    " + _OWN_U), FAIL,
+         "u_next\\[min\\(cell \\+ 1, rows \\* cols - 1\\)\\], another cell than its own, besides u_next\\[cell\\].*race", name="a neighbour's u_next set to 0 too"),
+    Case("cupy 4", ("v_next[cell] = vc", "v_next[max(cell - cols, 0)] = vc;\n    v_next[cell] = vc"), FAIL,
+         "v_next\\[max\\(cell - cols, 0\\)\\], another cell than its own, besides v_next\\[cell\\]", name="the cell above's v_next written too"),
+    Case("cupy 4", (_OWN_U, "u_next[min(cell, rows * cols - 1)] = uc + dt"), PASS, "step kernel|RawKernel|right",
+         name="its own cell through min(cell, rows * cols - 1)"),
+    Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image)\n            image[:] = 0"), FAIL,
+         "overwr.*after.*writer.write", name="the image zeroed after writer.write"),
+    Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image)\n            image.fill(0.5)"), FAIL,
+         "overwr.*after.*writer.write", name="the image filled after writer.write"),
+    Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image.copy())\n            image[:] = 0"), PASS,
+         "saved images", name="a copy written, the image zeroed after"),
+]

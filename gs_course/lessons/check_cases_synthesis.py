@@ -220,8 +220,9 @@ SYNTHESIS_CASES = [
     # --- the bitonic step: barriers, temporaries, who writes what
     Case("synthesis 8", (_READ, _READ + "\n        __syncthreads();"), FAIL, "only some threads of the block reach",
          name="a __syncthreads() under if (partner > i)"),
-    Case("synthesis 8", ("if (partner > i) {", "__syncthreads();\n    if (partner > i) {"), PASS, "bitonic sort",
-         name="a __syncthreads() every thread reaches"),
+    Case("synthesis 8", ("if (partner > i) {", "__syncthreads();\n    if (partner > i) {"), FAIL,
+         "__syncthreads\\(\\) after.*if \\(i >= n\\) return;.*never reach it",
+         name="a __syncthreads() after the template's return of the threads past n"),
     Case("synthesis 8", (_READ, _READ.replace("float", "int")), FAIL, "int temporaries", name="int temporaries"),
     Case("synthesis 8", (analysis.BITONIC_BODY, "\n    const bool ascending = ((i & k) == 0) == (partner > i);\n    "
                          + _READ + "\n    if ((a > b) == ascending) values[i] = b;\n"), FAIL, "a race.*values\\[i\\] only",
@@ -240,4 +241,76 @@ SYNTHESIS_CASES = [
     Case("synthesis 7", ("const int bin = min((int)(image[i] * bins), bins - 1);",
                          "const float value = image[i];\n        const int bin = min((int)(value * bins), bins - 1);"), PASS,
          "privatised", name="the cell's value read into a local first"),
+]
+
+#: Playtest 7 (answers not in the tests) and others of their kinds: a result of the wrong dtype accepted, a
+#: barrier after the template's return, a pair given as a list, and the hints that named another mistake
+#: (a loop over the bins, a flush of 1, a spot mapped to the threshold) or none (float16 bins, the decile's
+#: index and classes, norms of plain sums); with right answers written otherwise.
+_SEARCHED = 'xp.searchsorted(edges, images, side="right")'
+_INDEX = "np.floor(analysis.DECILES * (ordered.size - 1)).astype(np.int64)"
+_NORMS = "norms = xp.sqrt(xp.diagonal(gram))"
+_FLUSH = "atomicAdd(&image_counts[b], block_counts[b]);"
+_BY_BIN = ("    index += (xp.arange(count) * bins)[:, None, None]\n    return xp.bincount(index.ravel(), "
+           "minlength=count * bins).reshape(count, bins)")
+
+PLAYTEST_7_SYNTHESIS = [
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? threshold : 0.0"'), FAIL,
+         "gives a spot threshold, not its value.*sums the threshold once per spot", name="a spot mapped to the threshold"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? 0.5f : 0.0"'), FAIL, "gives a spot 0.5f, not its value",
+         name="a spot mapped to 0.5f"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"threshold < v ? v : 0.0f"'), PASS, "spot mass kernel: right",
+         name="threshold < v ? v : 0.0f"),
+    Case("synthesis 3", ("(images * bins)", "(images.astype(np.float16) * bins)"), FAIL, "float16", name="float16 V scaled"),
+    Case("synthesis 3", ("(images * bins).astype(np.int64)", "(images * bins).astype(np.float16).astype(np.int64)"), FAIL,
+         "float16", name="the scaled V rounded to float16"),
+    Case("synthesis 3", (_BY_BIN, "    index = index.reshape(count, -1)\n    out = xp.zeros((count, bins), np.int64)\n"
+                                  "    for b in range(bins):\n        out[:, b] = (index == b).sum(axis=1)\n    return out"),
+         FAIL, "loop over the bins.*per bin", name="a Python loop over the bins"),
+    Case("synthesis 3", (_BY_BIN, "    return xp.stack([(index == b).sum(axis=(1, 2)) for b in range(bins)], axis=1)"), FAIL,
+         "loop over the bins", name="a comprehension over the bins"),
+    Case("synthesis 3", (_BY_BIN, "    return xp.stack([xp.bincount(one.ravel(), minlength=bins) for one in index])"), FAIL,
+         "per image", name="a comprehension over the images"),
+    Case("synthesis 4", ("return coordinates, image[coordinates[:, 0], coordinates[:, 1]]",
+                         "return [coordinates, image[coordinates[:, 0], coordinates[:, 1]]]"), PASS, "bright cells",
+         name="the pair returned as a list"),
+    Case("synthesis 4", ("return coordinates, image[coordinates[:, 0], coordinates[:, 1]]",
+                         "return [coordinates, image[tuple(coordinates.T)]]"), PASS, "bright cells",
+         name="a list, the values indexed by a tuple"),
+    Case("synthesis 4", ("return coordinates, image[coordinates[:, 0], coordinates[:, 1]]",
+                         "return [coordinates, image[coordinates[:, 0], coordinates[:, 1]], threshold]"), FAIL,
+         "return a pair", name="a list of three"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + ".astype(np.float32)"), FAIL, "classes are float32.*whole number",
+         name="float32 classes"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + " * 1.0"), FAIL, "classes are float64", name="classes times 1.0"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + ".astype(np.int32)"), PASS, "binary search", name="int32 classes"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + ".astype(np.uint8)"), PASS, "binary search", name="uint8 classes"),
+    Case("synthesis 5", (_SEARCHED, "xp.digitize(images, edges)"), PASS, "binary search", name="digitize"),
+    Case("synthesis 5", (_INDEX, "np.floor(analysis.DECILES * ordered.size - 1).astype(np.int64)"), FAIL, "index q n - 1.*floor\\(q \\(n - 1\\)\\)",
+         name="the index q n - 1"),
+    Case("synthesis 5", (_INDEX, "(analysis.DECILES * ordered.size).astype(np.int64) - 1"), FAIL, "index q n - 1",
+         name="the index int(q n) - 1"),
+    Case("synthesis 5", (_INDEX, "np.floor(analysis.DECILES * (ordered.size + 1)).astype(np.int64) - 1"), FAIL, "index q \\(n \\+ 1\\) - 1",
+         name="the index q (n + 1) - 1"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + " + 1"), FAIL, "one too high, 1 to 10.*0 to 9", name="classes + 1"),
+    Case("synthesis 5", (_SEARCHED, _SEARCHED + " - 1"), FAIL, "one too low, -1 to 8", name="classes - 1"),
+    Case("synthesis 6", (_NORMS, "norms = xp.sqrt(rows.sum(axis=1))"), FAIL, "square roots of each image's sum.*squares",
+         name="the norms, square roots of the sums"),
+    Case("synthesis 6", (_NORMS, "norms = rows.max(axis=1)"), FAIL, "each image's largest value.*sum of its squares",
+         name="the norms, each image's largest value"),
+    Case("synthesis 6", (_NORMS, "norms = xp.sqrt(xp.diagonal(gram)) + 1"), FAIL, "norms are not the images' norms.*squares",
+         name="the norms plus 1"),
+    Case("synthesis 6", (_NORMS, "norms = xp.sqrt((rows ** 2).sum(axis=1))"), PASS, "similarity", name="the norms, squares summed"),
+    Case("synthesis 6", (_NORMS, "norms = xp.linalg.norm(rows, axis=1)"), PASS, "similarity", name="the norms, linalg.norm"),
+    Case("synthesis 7", (_FLUSH, "atomicAdd(&image_counts[b], 1u);"), FAIL, "adds 1u.*block_counts\\[b\\]",
+         name="the flush adds 1"),
+    Case("synthesis 7", (_FLUSH, "atomicAdd(image_counts + b, blockDim.x);"), FAIL, "adds blockDim.x.*block_counts\\[b\\]",
+         name="the flush adds blockDim.x"),
+    Case("synthesis 7", (_FLUSH, "{ const unsigned int here = block_counts[b]; if (here > 0) atomicAdd(&image_counts[b], "
+                                 "here); }"), PASS, "privatised", name="the flush of a nonzero bin, read into a local"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, analysis.BITONIC_BODY + "    __syncthreads();\n"), FAIL,
+         "if \\(i >= n\\) return;.*never reach it", name="a __syncthreads() at the body's end"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    if (partner <= i) return;\n    const bool ascending = (i & k) == 0;\n"
+                         "    " + _READ + "\n    if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n"), PASS,
+         "bitonic sort", name="the upper thread of a pair returns early"),
 ]

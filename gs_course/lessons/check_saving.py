@@ -31,7 +31,7 @@ def _watched_writers(simulation, runner: threading.Thread | None = None):
     is still writing. The threads the student starts are their own: not daemons for being started
     from `runner` (a thread inherits its starter's), as they would not be from the notebook."""
 
-    seen = {"frames": [], "background": [], "threads": [], "queued": []}
+    seen = {"frames": [], "background": [], "threads": [], "queued": [], "as_queued": []}
     patched = ((output.FrameWriter, "__init__"), (output.FrameWriter, "write"), (output.BackgroundWriter, "__init__"),
                (output.BackgroundWriter, "write"))
     originals = {key: getattr(*key) for key in patched}
@@ -51,6 +51,7 @@ def _watched_writers(simulation, runner: threading.Thread | None = None):
 
     def background_write(self, frame):  # the array itself: the writer's thread reads it later
         seen["queued"].append(frame)
+        seen["as_queued"].append(np.array(frame, copy=True) if isinstance(frame, np.ndarray) else None)
         originals[output.BackgroundWriter, "write"](self, frame)
 
     seen["joined"], seen["started"], seen["writing"], seen["order"] = set(), [], set(), []
@@ -177,6 +178,12 @@ def _one_buffer(queued: list) -> bool:
     return any(a is b or np.shares_memory(a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :])
 
 
+def _changed_after_write(queued: list, as_queued: list) -> bool:
+    """Whether an image handed to a BackgroundWriter holds other values than when it was handed over
+    (image[:] = 0 after writer.write(image)): the writer's thread reads it later, maybe changed."""
+    return any(copy is not None and not np.array_equal(a, copy, equal_nan=True) for a, copy in zip(queued, as_queued))
+
+
 def _check_attributes(attributes: dict, nbimage: int, nbextrastep: int) -> None:
     """The file's record of the run (read by the views and by `gs-course view`): steps between
     images, their count, the model's parameters."""
@@ -295,6 +302,10 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
             raise NotYet("your images share one buffer: the writer's thread reads each image later, while you already "
                          "overwrite it with the next one. Hand the writer a fresh array each image, "
                          "writer.write(simulation.fetch_v())")
+        if _changed_after_write(seen["queued"], seen["as_queued"]):
+            raise NotYet("you overwrite an image after writer.write(image): the writer's thread reads it later, so the "
+                         "file gets what the array holds then. Leave each image as it is once handed to the writer "
+                         "(or hand it a copy)")
         if not path.is_file():
             raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
         frames, attributes = read_frames(path)

@@ -20,6 +20,7 @@ import numpy as np
 from .check_core import (PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid,
                          _refuse_the_placeholder, c_text, compare, ok, trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
+from .kernel_barriers import barrier_mistake
 from .kernel_indices import unseen_read_outside
 from .check_model import step
 from ..model import initial_state, reference_step
@@ -371,10 +372,9 @@ def step_kernel(body: str):
     c_text(body, "your step's body")
     if hint := kernel_mistakes.declared_again(body, "raw") or kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
-    if re.search(r"__syncthreads\s*\(", body):
-        raise NotYet("a __syncthreads() after the kernel's first lines have returned the threads outside the grid "
-                     "(if (row >= rows || col >= cols) return;): those threads never reach it, and CUDA leaves "
-                     "that undefined. This kernel needs no barrier: each thread reads u and v and writes its own cell")
+    if barrier := barrier_mistake(STEP_KERNEL, body, "outside the grid (if (row >= rows || col >= cols) return;)",
+                                  "This kernel needs no barrier: each thread reads u and v and writes its own cell"):
+        raise NotYet(barrier)
     if _on_the_cpu():
         _checked_on_the_cpu("your RawKernel", _cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, "
                             "(rows + 7) / 8), dim3(16, 8), false, false, [&] { step(u, v, u_next, v_next, rows, cols, "

@@ -7,7 +7,7 @@ Each kernel is checked by its values: on an NVIDIA GPU with CuPy, tried first in
 C is compiled and run on the CPU (`gs_course.lessons.cuda_on_cpu`: threads that meet at `__syncthreads()`,
 or that run one after another in both orders, so that a race shows). Where neither can run, the
 checker says "not checked", never ticks. What the values cannot show (a `__syncthreads()` that not
-every thread reaches, which may work by luck) is read from the code.
+every thread reaches, which may work by luck: `kernel_barriers`) is read from the code.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import numpy as np
 from . import analysis, cuda_on_cpu
 from .analysis_inputs import batch, close, first_difference, with_every_bin
 from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
+from .kernel_barriers import _DIVERGENT, _governing, _thread_dependent, divergent_barrier
 from .kernel_indices import same_cell_each_time
 from ..backends import probe
 
@@ -55,71 +56,6 @@ def _not_checked(what: str, as_text=(), why: str = "not checked here, it needs a
     print(f"- {what}: {why}")
 
 
-# --- Which threads reach a __syncthreads() -------------------------------------------------------------
-
-#: The template's names that differ from thread to thread.
-_THREAD_NAMES = {"threadIdx", "first", "i", "partner"}
-
-
-def _thread_dependent(body: str) -> set[str]:
-    """The names whose values differ between the threads of a block: the template's, and every
-    variable assigned from one of them (followed until nothing changes)."""
-    names = set(_THREAD_NAMES)
-    assignments = re.findall(r"\b(\w+)\s*(?:\[[^\]]*\])?\s*[-+*/|&^]?=(?!=)\s*([^;]*)", body)
-    for name, header in re.findall(r"for\s*\(\s*(?:[\w\s]+?\s)?(\w+)\s*=\s*([^;]*);", body):
-        assignments.append((name, header))
-    while True:
-        more = {name for name, value in assignments if set(re.findall(r"\w+", value)) & names} - names
-        if not more:
-            return names
-        names |= more
-
-
-def _governing(body: str, at: int) -> list[str]:
-    """The headers (if, for, while, else, and the start of the statement itself) that decide
-    whether the statement at position `at` of `body` runs."""
-    headers, stack, start = [], [], 0
-    for position, char in enumerate(body[:at]):
-        if char == "{":
-            stack.append(body[start:position])
-            start = position + 1
-        elif char == "}":
-            if stack:
-                stack.pop()
-            start = position + 1
-        elif char == ";" and not _inside_parentheses(body[start:position]):
-            start = position + 1
-    headers = [h for h in stack if re.search(r"\b(if|for|while|else|do)\b", h)]
-    statement = body[start:at]
-    if re.search(r"\b(if|for|while|else)\b", statement):
-        headers.append(statement)
-    return headers
-
-
-def _inside_parentheses(text: str) -> bool:
-    return text.count("(") > text.count(")")
-
-
-def divergent_barrier(body: str) -> bool:
-    """Whether some `__syncthreads()` of `body` may be reached by some threads of a block and not
-    others: under a condition (or in a loop) on a thread's own values, or after a `return` of some
-    threads. CUDA leaves that undefined (it may hang, or seem to work)."""
-    names = _thread_dependent(body)
-    barriers = [m.start() for m in re.finditer(r"__syncthreads\s*\(", body)]
-    for at in barriers:
-        for header in _governing(body, at):
-            if re.search(r"\belse\b", header) or set(re.findall(r"\w+", header)) & names:
-                return True
-        earlier_returns = [m.start() for m in re.finditer(r"\breturn\b", body[:at])]
-        if any(_governing(body, r) for r in earlier_returns):
-            return True
-    return False
-
-
-_DIVERGENT = ("a __syncthreads() that only some threads of the block reach (under a condition, or in a loop, on a "
-              "thread's own index): every thread of the block must reach each one. Put it outside the if or loop")
-
-
 # --- Exercise: a ReductionKernel -------------------------------------------------------------------------
 
 _SPOT_MAIN = r"""
@@ -134,6 +70,17 @@ _SPOT_MAIN = r"""
         mass[m] = total;
     }
 """
+
+
+def _spot_given(given: str) -> str:
+    """The hint for a map_expr that gives a spot `given` (its value part, spaces cut; "" for a
+    comparison alone), not v: what that sums."""
+    if given.strip("()") in ("", "1", "1.0", "1.0f", "1.f", "true"):
+        return ("your map_expr gives a spot 1 (true), not its value: that counts the spots. Map a spot to v: "
+                "v > threshold ? v : 0")
+    summed = "the threshold" if given.strip("()") == "threshold" else given
+    return (f"your map_expr gives a spot {given}, not its value v: that sums {summed} once per spot. Map a spot to v: "
+            "v > threshold ? v : 0")
 
 
 #: A second threshold the spot mass kernel runs with: a number written in map_expr ignores it.
@@ -174,8 +121,7 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
         ("threshold" not in map_expr, "your map_expr does not use the threshold: map each cell to v where "
                                       "v > threshold, else to 0"),
         ("v" not in re.findall(r"\w+", value) or ("?" not in map_expr and "*" not in map_expr),
-         "your map_expr gives a spot 1 (true), not its value: that counts the spots. Map a spot to v: "
-         "v > threshold ? v : 0"),
+         _spot_given(" ".join(value.split()) if "?" in map_expr else "")),
         (">=" in map_expr, "a cell exactly on the threshold is not above it: v > threshold, not >="),
         (_spaceless(reduce_expr) not in ("a+b", "b+a"), "reduce_expr combines two partial sums: a + b"),
         (not _is_zero(identity), "the identity starts every thread's partial sum, so it must add nothing "
@@ -211,6 +157,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             raise NotYet("a cell exactly on the threshold is not above it: v > threshold, not >=")
         if close(got, (images > threshold).sum(axis=(1, 2)).astype(np.float64)):
             raise NotYet("that counts the spots: map a spot to its value v, not to 1 (v > threshold ? v : 0)")
+        if close(got, threshold * (images > threshold).sum(axis=(1, 2)).astype(np.float64)):
+            raise NotYet(_spot_given("threshold"))
         if close(got, spots.max(axis=(1, 2))):
             raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
         if close(got, np.where(images < threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
@@ -398,6 +346,37 @@ def _bins_left_out(got: np.ndarray, want: np.ndarray, threads: int) -> str | Non
     return None
 
 
+def _added_arguments(body: str):
+    """(where, the array added into, the value added) of each atomicAdd of `body`."""
+    for found in re.finditer(r"\batomicAdd\s*\(", body):
+        depth, parts, start = 0, [], found.end()
+        for at in range(found.end(), len(body)):
+            depth += {"(": 1, ")": -1}.get(body[at], 0)
+            if depth < 0 or (body[at] == "," and depth == 0):
+                parts.append(body[start:at].strip())
+                start = at + 1
+            if depth < 0:
+                break
+        if len(parts) == 2 and (target := re.match(r"[&(\s]*(\w+)", parts[0])):
+            yield found.start(), target[1], " ".join(parts[1].split())
+
+
+def _flushed_otherwise(body: str) -> str | None:
+    """The hint where the block's histogram reaches global memory as something else than its counts: an
+    atomicAdd into a global array, out of the loop over the cells, of a value that no shared bin gives
+    (atomicAdd(&image_counts[b], 1u)), followed through the locals assigned from one."""
+    shared = _SHARED.findall(body)
+    holding, assigned = set(shared), re.findall(r"\b(\w+)\s*=(?!=)\s*([^;]*)", body)
+    while more := {name for name, value in assigned if set(re.findall(r"\w+", value)) & holding} - holding:
+        holding |= more
+    for at, target, value in _added_arguments(body):
+        if shared and target not in shared and not set(re.findall(r"\w+", value)) & holding and not any(
+                "cells" in header for header in _governing(body, at)):
+            return (f"your kernel adds {value} to each bin of the image's histogram, not the block's count of it: "
+                    f"atomicAdd(&image_counts[b], {shared[0]}[b])")
+    return None
+
+
 def _thread_own_array(body: str) -> str | None:
     """The name of an array declared without __shared__ that an atomicAdd counts into: one per thread."""
     for statement in re.split(r"[;{}]", body):
@@ -511,8 +490,8 @@ def histogram_kernel(body: str):
     cells = images[0].size
     if one_past and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
         raise NotYet(one_past)
-    if not np.array_equal(got, want) and (same := same_cell_each_time(body)):  # image[first], read from the code
-        raise NotYet(same)
+    if not np.array_equal(got, want) and (same := same_cell_each_time(body) or _flushed_otherwise(body)):
+        raise NotYet(same)  # read from the code: image[first], or a flush of 1u
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")

@@ -5,7 +5,8 @@ of a read outside an array whose value changed nothing (multiplied by 0), which 
 values around the arrays shows (`cuda_on_cpu`'s guard zones, `cupy_check`'s guarded buffers).
 
 An index is evaluated where it is plain arithmetic of the kernel's integers (row, col, cell, rows,
-cols and the int locals computed from them); anything else is left unread, never guessed.
+cols and the int locals computed from them, CUDA's min and max of them); anything else is left
+unread, never guessed.
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import re
 
 import numpy as np
 
-#: An index's arithmetic: names, whole numbers, + - * / % and parentheses, nothing else.
-_ARITHMETIC = re.compile(r"^[\w\s+\-*/%()]+$")
+#: An index's arithmetic: names, whole numbers, + - * / %, parentheses and CUDA's min and max, nothing else.
+_ARITHMETIC = re.compile(r"^[\w\s+\-*/%(),]+$")
+_CLAMPS = {"min": np.minimum, "max": np.maximum}
 _CELL = "the cell (row, col) is row * cols + col, the kernel's cell"
 
 
@@ -31,12 +33,15 @@ def _spelt(expression: str) -> str:
 def evaluate(expression: str, names: dict):
     """The value of a C index made of `names` (numbers or NumPy arrays of integers), else None."""
     text = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", expression.strip())
-    if not text or not _ARITHMETIC.match(text) or any(word not in names for word in re.findall(r"[A-Za-z_]\w*", text)):
+    words = re.findall(r"[A-Za-z_]\w*", text)
+    if not text or not _ARITHMETIC.match(text) or any(w not in names and w not in _CLAMPS for w in words) or \
+            re.search(r"(?<!min|max)\s*\([^()]*,", text):  # a comma outside min(a, b) or max(a, b)
         return None
     try:
-        return eval(text.replace("/", "//"), {"__builtins__": {}}, dict(names))  # noqa: S307 (checked above)
+        value = eval(text.replace("/", "//"), {"__builtins__": {}}, {**_CLAMPS, **names})  # noqa: S307 (checked above)
     except Exception:  # noqa: BLE001 (an index this reading cannot follow is left unread)
         return None
+    return None if isinstance(value, tuple) else value
 
 
 def step_names(code: str, rows: int, cols: int, at=None) -> dict:
@@ -91,15 +96,18 @@ def same_cell_each_time(body: str, array: str = "image", count: str = "cells") -
 # --- Where a step kernel writes, and what it leaves unwritten -------------------------------------------
 
 def written_elsewhere(code: str, rows: int, cols: int) -> str | None:
-    """The hint where the code writes u_next or v_next at an index that is not the cell's (u_next[row]), else None."""
+    """The hint where the code writes u_next or v_next at an index that is not the cell's (u_next[row]), also
+    where it writes its own cell besides (u_next[min(cell + 1, ...)] = 0 first), else None."""
     code = without_comments(code)
     names = step_names(code, rows, cols)
     wrong: dict[str, list[str]] = {}
+    own = set()  # the outputs also written at the cell's own index
     for output, index in re.findall(r"\b(u_next|v_next)\s*\[([^\[\]]*)\]\s*(?:[-+*/]?=(?!=)|\+\+|--)", code):
         k = evaluate(index, names)
-        if k is not None and not np.array_equal(np.broadcast_to(k, names["cell"].shape), names["cell"]):
-            if output not in wrong.setdefault(_spelt(index), []):
-                wrong[_spelt(index)].append(output)
+        if k is not None and np.array_equal(np.broadcast_to(k, names["cell"].shape), names["cell"]):
+            own.add(output)
+        elif k is not None and output not in wrong.setdefault(_spelt(index), []):
+            wrong[_spelt(index)].append(output)
     if not wrong:
         return None
     index, outputs = next(iter(wrong.items()))
@@ -107,8 +115,14 @@ def written_elsewhere(code: str, rows: int, cols: int) -> str | None:
     cells, inside = rows * cols, k[(k >= 0) & (k < rows * cols)]
     what = {"row": "row is the cell's row, not its index", "col": "col is the cell's column, not its index"}.get(
         index, f"{index} is not the cell's index")
+    outside = f"{what}: at some cells it points outside the arrays"
+    if both := [o for o in outputs if o in own]:  # a race with the thread of that cell
+        return (f"your kernel writes {' and '.join(f'{o}[{index}]' for o in both)}, another cell than its own, besides "
+                f"{' and '.join(f'{o}[cell]' for o in both)}{f' ({outside})' if inside.size < k.size else ''}: that "
+                "cell's thread writes it too (a race: which write lands last depends on the threads' order). Write the "
+                "cell's own values only, at [cell]")
     if inside.size < k.size:
-        detail = f"{what}: at some cells it points outside the arrays"
+        detail = outside
     else:
         distinct = np.unique(inside).size
         detail = (f"{what}: {distinct:,} distinct indices for {cells:,} cells, so several threads write each of them "
