@@ -48,6 +48,7 @@ def test_a_child_without_gpu_memory_is_no_trial(monkeypatch, stderr, the_kernels
     ("if (threadIdx.x >= bins) return;\n __syncthreads();", True),  # some threads left before it
     ("for (int r = 0; r < 4; ++r) { x[r] = 0; __syncthreads(); }", False),  # the same loop for every thread
     ("if (bins > 0) { __syncthreads(); }", False),  # a condition every thread agrees on
+    ("// if (threadIdx.x >= bins) return;\n __syncthreads(); /* if (t) { __syncthreads(); } */", False),  # comments
 ])
 def test_a_syncthreads_that_only_some_threads_reach_is_found(body, divergent):
     assert kernel_check.divergent_barrier(body) is divergent

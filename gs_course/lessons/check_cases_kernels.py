@@ -290,6 +290,8 @@ PLAYTEST_7_CUPY = [
          "v_next\\[max\\(cell - cols, 0\\)\\], another cell than its own, besides v_next\\[cell\\]", name="the cell above's v_next written too"),
     Case("cupy 4", (_OWN_U, "u_next[min(cell, rows * cols - 1)] = uc + dt"), PASS, "step kernel|RawKernel|right",
          name="its own cell through min(cell, rows * cols - 1)"),
+    Case("cupy 4", (_OWN_U, "/* no __syncthreads() { } here: each thread writes its own cell */\n    " + _OWN_U), PASS,
+         "step kernel|RawKernel|right", name="a comment that names __syncthreads()"),
     Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image)\n            image[:] = 0"), FAIL,
          "overwr.*after.*writer.write", name="the image zeroed after writer.write"),
     Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image)\n            image.fill(0.5)"), FAIL,

@@ -313,4 +313,6 @@ PLAYTEST_7_SYNTHESIS = [
     Case("synthesis 8", (analysis.BITONIC_BODY, "\n    if (partner <= i) return;\n    const bool ascending = (i & k) == 0;\n"
                          "    " + _READ + "\n    if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n"), PASS,
          "bitonic sort", name="the upper thread of a pair returns early"),
+    Case("synthesis 8", (analysis.BITONIC_BODY, "\n    // no __syncthreads(): one thread exchanges each pair, return or not"
+                         + analysis.BITONIC_BODY), PASS, "bitonic sort", name="a comment that names __syncthreads()"),
 ]

@@ -12,7 +12,6 @@ check and why, and the notebook runs on.
 from __future__ import annotations
 
 import contextlib
-import re
 import time
 
 import numpy as np

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 
+from .kernel_indices import without_comments
+
 #: The template's names that differ from thread to thread.
 _THREAD_NAMES = {"threadIdx", "first", "i", "partner"}
 
@@ -55,7 +57,9 @@ def _inside_parentheses(text: str) -> bool:
 def divergent_barrier(body: str) -> bool:
     """Whether some `__syncthreads()` of `body` may be reached by some threads of a block and not
     others: under a condition (or in a loop) on a thread's own values, or after a `return` of some
-    threads. CUDA leaves that undefined (it may hang, or seem to work)."""
+    threads. CUDA leaves that undefined (it may hang, or seem to work). Read without the comments: a
+    `__syncthreads()`, a `return` or a brace a comment names is no statement."""
+    body = without_comments(body)
     names = _thread_dependent(body)
     barriers = [m.start() for m in re.finditer(r"__syncthreads\s*\(", body)]
     for at in barriers:

@@ -128,6 +128,7 @@ def _run_from_new_u(rows: int, cols: int, steps: int):
 
 
 def per_array(mistakes, index: int):
+    """(array `index`, hint) of each (pair, hint): `compare` looks at one array at a time."""
     return [(pair[index], hint) for pair, hint in mistakes]
 
 
