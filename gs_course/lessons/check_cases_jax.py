@@ -167,4 +167,14 @@ PLAYTEST_4_JAX = [
          name="each image emitted transposed"),
     Case("jax 5", ("return (u, v), v", "return (u, v), v[None]"), FAIL, "of shape \\(1, rows, cols\\), an axis more",
          name="each image emitted with an axis more"),
+    # Right answers that donate their inputs to XLA (jit's donate_argnums): the arrays given are
+    # deleted after the call, which the checkers must not read as changed (the time loop raised).
+    Case("jax 2", ("def laplacian(a):", "@partial(jax.jit, donate_argnums=0)\ndef laplacian(a):"), PASS, "",
+         name="the Laplacian's input donated"),
+    Case("jax 3", ("def step(u, v, p):", "@partial(jax.jit, static_argnums=2, donate_argnums=(0, 1))\ndef step(u, v, p):"),
+         PASS, "", name="the step's inputs donated"),
+    Case("jax 4", ("static_argnums=(2, 3))", "static_argnums=(2, 3), donate_argnums=(0, 1))"), PASS, "",
+         name="the time loop's inputs donated"),
+    Case("jax 5", ("static_argnums=(2, 3, 4))", "static_argnums=(2, 3, 4), donate_argnums=(0, 1))"), PASS, "",
+         name="the images' inputs donated"),
 ]

@@ -163,8 +163,10 @@ def _pair(got, what: str):
 
 
 def _changed(passed, originals) -> bool:
-    """Whether the function changed the arrays it was given (in place)."""
-    return any(not np.array_equal(_to_numpy(p, "", None), o, equal_nan=True) for p, o in zip(passed, originals))
+    """Whether the function changed the arrays it was given (in place). A JAX array it was given
+    and donated (jit's donate_argnums) is gone, not changed: JAX never writes into an array."""
+    return any(not (hasattr(p, "is_deleted") and p.is_deleted())
+               and not np.array_equal(_to_numpy(p, "", None), o, equal_nan=True) for p, o in zip(passed, originals))
 
 
 def _refuse_changed_inputs(changed: bool, what: str) -> None:
