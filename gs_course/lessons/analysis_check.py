@@ -17,8 +17,9 @@ import re
 import numpy as np
 
 from . import analysis
-from .analysis_inputs import batch, close as _close, first_difference as _first_difference
-from .analysis_mistakes import class_shift, decile_index, loop_turns, other_norms, own_codes
+from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
+from .analysis_mistakes import (cells_left_out, class_shift, decile_index, flat_index_hint, flat_row_length, half_operand,
+                                loop_turns, other_norms, own_codes)
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
@@ -121,6 +122,8 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
                          "cells, axis=(1, 2)")):
         if not _close(got, want, rtol=1e-2) and _close(got, np.asarray(wrong, np.float64), rtol=1e-4):
             raise NotYet(hint)
+    if not _close(got, want) and (left_out := cells_left_out(got, images)):
+        raise NotYet(left_out)
     if not _close(got, want, rtol=1e-2):  # near enough for float16's digits: its dtype is then named
         raise NotYet(_first_difference(got, want, "your mass"))
     in_float64 = not type(result).__module__.startswith("jax")  # JAX: float64 needs x64
@@ -310,16 +313,9 @@ def _counts(index: np.ndarray, bins: int) -> np.ndarray:
 def bright_cells(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(image, threshold)` must return the (row, col) of each cell above `threshold`, shape
     (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
-    image = np.minimum(batch(images=1)[0], np.float32(0.9))  # its largest value not 1: a threshold scaled by it shows
+    image = oblong_image()
     threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
-    with _their_errors((IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
-                        "edge ({message}). Are your coordinates (col, row), of image.T or reversed ([:, ::-1])? "
-                        "xp.argwhere(image > threshold) gives (row, col); index with two integer arrays, the rows "
-                        "first, then the columns: image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] "
-                        "takes whole rows)"),
-                       (AttributeError, "'tuple' object has no attribute 'transpose'", "your coordinates: "
-                        "xp.nonzero returns a tuple of arrays, one per axis, which cupy.transpose (or .transpose()) does "
-                        "not take: xp.argwhere(mask) gives one (row, col) per cell (or xp.stack(xp.nonzero(mask), axis=1))")):
+    with _index_errors(image):
         result = _called(student, (image,), threshold, to_device=to_device, what="image")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
@@ -358,14 +354,32 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     if not np.array_equal(coordinates, want):
         raise NotYet("your coordinates are not those of the cells above the threshold, in row-major order "
                      "(xp.argwhere gives that order)")
+    if values.shape != want_values.shape and values.size == want_values.size:
+        raise NotYet(f"your values have shape {values.shape}: one value per cell, shape (cells,) = {want_values.shape}, "
+                     "as image[rows, cols] gives them")
     if values.shape != want_values.shape or not np.array_equal(values, want_values):
-        raise NotYet("your values are not V at your coordinates: index the image with the two integer arrays, "
-                     "image[rows, cols]")
+        raise NotYet(flat_row_length(values, image, coordinates) or "your values are not V at your coordinates: index the "
+                     "image with the two integer arrays, image[rows, cols]")
     _no_loop(student, "Compare the whole image at once, then take the coordinates of its True cells: "
                       "xp.argwhere(image > threshold)", per="cell")
     _other_threshold(student, to_device, device_type)
     ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
        "in row-major order, and their values" + device_note(student, device_type))
+
+
+def _index_errors(image: np.ndarray):
+    """The student's IndexErrors of bright_cells named: a flat index past the image's end, coordinates (col, row)."""
+    return _their_errors((IndexError, rf"out of bounds for axis 0 with size {image.size}\b",
+                          flat_index_hint(None, image.shape[0]) + " ({message})"),
+                         (IndexError, "out of bounds|too many indices", "your values: an index went past the image's "
+                          "edge ({message}). Are your coordinates (col, row), of image.T or reversed ([:, ::-1])? "
+                          "xp.argwhere(image > threshold) gives (row, col); index with two integer arrays, the rows "
+                          "first, then the columns: image[coordinates[:, 0], coordinates[:, 1]] (image[coordinates] "
+                          "takes whole rows)"),
+                         (AttributeError, "'tuple' object has no attribute 'transpose'", "your coordinates: "
+                          "xp.nonzero returns a tuple of arrays, one per axis, which cupy.transpose (or .transpose()) "
+                          "does not take: xp.argwhere(mask) gives one (row, col) per cell (or "
+                          "xp.stack(xp.nonzero(mask), axis=1))"))
 
 
 #: The second threshold bright_cells is tried with: an answer that ignores its argument fails it.
@@ -374,9 +388,10 @@ _OTHER_THRESHOLD = np.float32(0.25)
 
 def _other_threshold(student, to_device, device_type) -> None:
     """bright_cells again with _OTHER_THRESHOLD: right with analysis.SPOT_THRESHOLD only, it ignores `threshold`."""
-    image = batch(images=1)[0]
+    image = oblong_image()
     want, want_values = analysis.bright_cells(image, _OTHER_THRESHOLD)
-    coordinates, values = _called(student, (image,), _OTHER_THRESHOLD, to_device=to_device, what="image")
+    with _index_errors(image):
+        coordinates, values = _called(student, (image,), _OTHER_THRESHOLD, to_device=to_device, what="image")
     if not (np.array_equal(_to_numpy(coordinates, "your coordinates", device_type), want)
             and np.array_equal(_to_numpy(values, "your values", device_type), want_values)):
         raise NotYet(f"right with threshold {analysis.SPOT_THRESHOLD}, but not with {_OTHER_THRESHOLD:g}: compare with the "
@@ -483,6 +498,9 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
             raise NotYet("percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES")
         raise NotYet(decile_index(edges, ordered, analysis.DECILES) or _first_difference(edges, want, "your edges"))
+    if edges.dtype != images.dtype:  # right values, wider: each is one of the values, and searchsorted converts them all
+        raise NotYet(f"your edges are {edges.dtype}, the values {images.dtype} (searchsorted then converts the whole "
+                     f"batch to {edges.dtype}): a decile is one of the values, keep their dtype, {images.dtype}")
     if classes.shape != images.shape:
         raise NotYet(f"your classes have shape {classes.shape}, expected one per cell, {images.shape}")
     if not np.issubdtype(classes.dtype, np.integer):
@@ -571,6 +589,8 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "Make each image a row, images.reshape(len(images), -1)")
     if not _close(got, want, 1e-4):
         raise NotYet(other_norms(got, gram, rows) or _first_difference(got, want, "your similarity"))
+    if hint := half_operand(got, gram / (norms[:, None] * norms[None, :]), rows):
+        raise NotYet(hint)
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
        + device_note(student, device_type))

@@ -28,6 +28,14 @@ def batch(rng: np.random.Generator | None = None, images: int = 5, grid: tuple[i
     return values.astype(np.float32)
 
 
+def oblong_image() -> np.ndarray:
+    """A random image of fewer rows than columns, its largest value not 1 (a threshold scaled by it shows): a
+    flat index of rows for columns reads other cells every time, where a square image (at random) hid it."""
+    rng = np.random.default_rng()
+    rows = int(rng.integers(15, 30)) * 2 + 1
+    return np.minimum(batch(rng, images=1, grid=(rows, rows + 2 * int(rng.integers(3, 8))))[0], np.float32(0.9))
+
+
 def with_every_bin(images: np.ndarray, bins: int = analysis.BINS) -> np.ndarray:
     """`images` with a cell in the middle of each of the histograms' bins in every image (the batch's
     values stop near 0.5): a histogram kernel that leaves some bins out then shows it."""

@@ -1,6 +1,7 @@
 """Mistakes of tutorial 4's array exercises that `gs_course.lessons.analysis_check` names by
 recomputing them once an answer is known to be wrong: the decile's index written another way, the
-classes counted from 1, a similarity divided by other norms than the images'; and what a Python loop
+classes counted from 1, a similarity divided by other norms than the images' or rounded to float16, a mass
+without a few rows or columns, values read at a flat index of the wrong row length; and what a Python loop
 runs over, from how many times its lines ran (over the bins and over the images both make loops,
 each with its own cost), the student's code read with the code nested in it.
 """
@@ -57,6 +58,67 @@ def other_norms(got: np.ndarray, gram: np.ndarray, rows: np.ndarray) -> str | No
     what = next((said for other, said in named if np.allclose(implied, other, rtol=1e-3)), "not the images' norms")
     return (f"your norms are {what}: an image's norm is the square root of the sum of its squares, "
             "xp.sqrt(xp.diagonal(gram)) (or xp.linalg.norm(rows, axis=1))")
+
+
+def cells_left_out(got: np.ndarray, images: np.ndarray) -> str | None:
+    """The hint where `got` is each image's mass without a few of its first or last rows or columns (a slice
+    images[:, 1:, :] that skips the first row): which ones, whose sum alone the distance does not name."""
+    rows, cols = images.shape[1:]
+    for cut in ((top, bottom, left, right) for top in range(3) for bottom in range(3) for left in range(3)
+                for right in range(3)):
+        kept = images[:, cut[0]:rows - cut[1], cut[2]:cols - cut[3]].sum(axis=(1, 2), dtype=np.float64)
+        if any(cut) and np.allclose(got, kept, rtol=1e-5, atol=1e-6):
+            named = [f"{side} {f'{count} ' if count > 1 else ''}{axis}{'s' * (count > 1)}"
+                     for count, side, axis in zip(cut, ("first", "last") * 2, ("row", "row", "column", "column")) if count]
+            said = ", ".join(named[:-1]) + " and " + named[-1] if len(named) > 1 else named[0]
+            return f"your masses leave out each image's {said}: sum all of its cells, axis=(1, 2)"
+    return None
+
+
+def flat_row_length(values: np.ndarray, image: np.ndarray, coordinates: np.ndarray) -> str | None:
+    """The hint where `values` are the flat image at row * length + col with another length than a row's
+    (image.shape[0], the number of rows): the row length named, whose values the coordinates do not show."""
+    rows, cols = image.shape
+    flat = image.ravel()
+    for length in range(1, 2 * max(rows, cols) + 2):
+        index = coordinates[:, 0] * length + coordinates[:, 1]
+        if length != cols and index.max(initial=0) < flat.size and values.shape == index.shape and \
+                np.array_equal(values, flat[index]):
+            return flat_index_hint(length, rows)
+    return None
+
+
+def flat_index_hint(length: int | None, rows: int) -> str:
+    """The hint for a flat index of rows `length` long (None: unknown, it went past the image's end)."""
+    said = ("goes past the image's end" if length is None else
+            f"takes a row length of {'image.shape[0], the number of rows' if length == rows else length}")
+    return (f"your values: your flat index {said}: in image.ravel() a row holds image.shape[1] "
+            "cells (the number of columns), so the cell (row, col) is row * image.shape[1] + col, or index with the "
+            "two arrays, image[rows, cols]")
+
+
+def half_operand(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> str | None:
+    """The hint where the similarity `got` is off `want` by more than float32's rounding gives (about 4e-7 at the
+    checker's sizes, half precision 4e-6 and more): an operand of the product, or the images, rounded to float16."""
+    error = float(np.abs(got - want).max())
+    if error <= _FLOAT32_SIMILARITY:
+        return None
+    half = rows.astype(np.float16).astype(np.float64)
+    named = next((said for a, b, said in ((rows, half, "one operand of the product is"), (half, rows, "one operand of the product is"),
+                                        (half, half, "the images are"))
+                  if np.allclose(got, _cosine(a @ b.T), rtol=0, atol=_FLOAT32_SIMILARITY)), None)
+    return (f"your similarity is off by up to {error:.1g}, more than float32's rounding gives ({_FLOAT32_SIMILARITY:g}): "
+            + (f"{named} rounded to float16 (about 3 digits). Keep the images float32, no .astype(np.float16)" if named
+               else "a value is rounded to a lower precision on the way (float16?): keep every value float32"))
+
+
+#: The largest distance float32's rounding gives a similarity of the checker's images (the worst seen: 3.3e-7).
+_FLOAT32_SIMILARITY = 1.5e-6
+
+
+def _cosine(gram: np.ndarray) -> np.ndarray:
+    norms = np.sqrt(np.diagonal(gram))
+    return gram / np.outer(norms, norms)
 
 
 def own_codes(function) -> list:

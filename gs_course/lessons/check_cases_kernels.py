@@ -6,6 +6,8 @@ CASES with them (the format is its own: exercise, answer, verdict, a piece of th
 
 from __future__ import annotations
 
+import re
+
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 
 
@@ -298,4 +300,31 @@ PLAYTEST_7_CUPY = [
          "overwr.*after.*writer.write", name="the image filled after writer.write"),
     Case("cupy 7", (_WRITTEN, _FETCHED + "            writer.write(image.copy())\n            image[:] = 0"), PASS,
          "saved images", name="a copy written, the image zeroed after"),
+]
+
+#: Playtest 8 and others of their kinds: the update's sign, dt applied twice, a window bound off by any
+#: offset, writer.close() inside the loop that writes; with right answers.
+_UPDATE_U = "u_next = u + dt * (du * lu - uvv + feed * (1.0f - u));"
+_ROW_FROM = "int r = max(row - 1, 0)"
+
+PLAYTEST_8_CUPY = [
+    Case("cupy 3", ("u_next = u + dt", "u_next = u - dt"), FAIL, "u_next = u - dt.*sign.*u \\+ dt", name="u's update subtracted"),
+    Case("cupy 3", ("v_next = v + dt", "v_next = v - dt"), FAIL, "v_next = v - dt.*sign.*v \\+ dt", name="v's update subtracted"),
+    Case("cupy 3", ("float uvv = u * v * v;", "float uvv = u * v * v * dt;"), FAIL, "dt twice.*uvv",
+         name="uvv times dt, then dt again"),
+    Case("cupy 3", (_UPDATE_U, "u_next = u + dt * du * lu - dt * uvv + dt * feed * (1.0f - u);"), PASS, "step: right",
+         name="u's update expanded, dt on each term"),
+    Case("cupy 3", (_UPDATE_U, "u_next = dt * (du * lu - uvv + feed * (1.0f - u)) + u;"), PASS, "step: right",
+         name="u's update, u added last"),
+    *(Case("cupy 4", (old, new), FAIL, f"{re.escape(bound)}.*window", name=f"the window's bound {bound}")
+      for old, new, bound in ((_ROW_FROM, "int r = max(row - 2, 0)", "row - 2"),
+                              ("r <= min(row + 1, rows - 1)", "r <= min(row + 2, rows - 1)", "row + 2"),
+                              ("int c = max(col - 1, 0)", "int c = max(col - 3, 0)", "col - 3"),
+                              ("c <= min(col + 1, cols - 1)", "c <= min(col + 2, cols - 1)", "col + 2"))),
+    Case("cupy 4", (_ROW_FROM, "int r = row > 0 ? row - 1 : 0"), PASS, "step: right", name="the window's first row by ?:"),
+    Case("cupy 7", ("            writer.write(simulation.fetch_v())", "            writer.write(simulation.fetch_v())\n"
+                    "            writer.close()"), FAIL, "writer.close\\(\\) inside the loop", name="writer.close() in the loop"),
+    Case("cupy 7", ("            writer.write(simulation.fetch_v())", "            writer.write(simulation.fetch_v())\n"
+                    "            if _ == nbimage - 1:\n                writer.close()"), PASS, "saved images",
+         name="writer.close() after the last image"),
 ]

@@ -316,3 +316,59 @@ PLAYTEST_7_SYNTHESIS = [
     Case("synthesis 8", (analysis.BITONIC_BODY, "\n    // no __syncthreads(): one thread exchanges each pair, return or not"
                          + analysis.BITONIC_BODY), PASS, "bitonic sort", name="a comment that names __syncthreads()"),
 ]
+
+#: Playtest 8 and others of their kinds: a half-precision operand of the Gram product, float64 edges, a flat
+#: index of the wrong row length (once a raw IndexError, at random), values of shape (cells, 1), rows or
+#: columns left out of the mass, a global flush by another atomic than atomicAdd; with right answers.
+_FLAT = "image.ravel()[coordinates[:, 0] * {} + coordinates[:, 1]]"
+_SUMMED = "images.sum(axis=(1, 2), dtype=np.float64)"
+_GRAM = "gram = rows @ rows.T"
+
+PLAYTEST_8_SYNTHESIS = [
+    Case("synthesis 6", (_GRAM, "gram = rows @ rows.T.astype(np.float16)"), FAIL, "float16.*float32",
+         name="one operand of the product in float16"),
+    Case("synthesis 6", (_GRAM, "gram = rows.astype(np.float16) @ rows.T"), FAIL, "float16.*float32",
+         name="the other operand in float16"),
+    Case("synthesis 6", (_GRAM, "gram = xp.matmul(rows.astype(np.float64), rows.T)"), PASS, "similarity",
+         name="the product in float64 by matmul"),
+    Case("synthesis 6", (_GRAM, "gram = xp.einsum('ik,jk->ij', rows, rows)"), PASS, "similarity", name="einsum's product"),
+    Case("synthesis 5", ("edges = ordered[xp.asarray(index)]", "edges = ordered[xp.asarray(index)].astype(np.float64)"),
+         FAIL, "edges are float64.*float32", name="edges cast to float64"),
+    Case("synthesis 5", ("edges = ordered[xp.asarray(index)]", "edges = xp.percentile(images, 100 * analysis.DECILES, "
+                         "method='lower')"), PASS, "binary search", name="percentile's lower values"),
+    *(Case("synthesis 4", (_RETURNED, "return coordinates, " + _FLAT.format(rows)), FAIL,
+           "flat index.*shape\\[1\\]", name=f"a flat index of rows {rows} (run it many times: once at random)")
+      for rows in ("image.shape[0]", "len(image)", "(image.shape[0] + 1)", "(image.shape[1] + 2)")),
+    Case("synthesis 4", (_RETURNED, "return coordinates, " + _FLAT.format("image.shape[1]")), PASS, "bright cells",
+         name="a flat index of rows image.shape[1]"),
+    Case("synthesis 4", (_RETURNED, "return coordinates, image[tuple(coordinates.T)]"), PASS, "bright cells",
+         name="the coordinates' columns as a tuple"),
+    Case("synthesis 4", (_RETURNED, _RETURNED + "[:, None]"), FAIL, "values have shape \\(\\d+, 1\\).*\\(cells,\\)",
+         name="values of shape (cells, 1)"),
+    Case("synthesis 4", (_RETURNED, _RETURNED + ".reshape(1, -1)"), FAIL, "values have shape \\(1, \\d+\\).*\\(cells,\\)",
+         name="values of shape (1, cells)"),
+    Case("synthesis 4", (_RETURNED, "return coordinates, image[image > threshold]"), PASS, "bright cells",
+         name="the values by the mask, in the same order"),
+    Case("synthesis 1", (_SUMMED, "images[:, 1:, :].sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "leave out each image's first row", name="the first row left out"),
+    Case("synthesis 1", (_SUMMED, "images[:, :-1, :].sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "leave out each image's last row", name="the last row left out"),
+    Case("synthesis 1", (_SUMMED, "images[:, :, 2:].sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "leave out each image's first 2 columns", name="two columns left out"),
+    Case("synthesis 1", (_SUMMED, "images[:, 1:-1, 1:-1].sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "leave out each image's first row, last row, first column and last column", name="the border left out"),
+    Case("synthesis 1", (_SUMMED, "images.reshape(len(images), -1).sum(axis=1, dtype=np.float64)"), PASS, "mass",
+         name="each image flattened, then summed"),
+    Case("synthesis 1", (_SUMMED, "images.sum(axis=2, dtype=np.float64).sum(axis=1)"), PASS, "mass",
+         name="the rows' sums, then their sum"),
+    *(Case("synthesis 7", (_FLUSH, f"{atomic}(&image_counts[b], block_counts[b]);"), FAIL,
+           f"{atomic}.*only atomicAdd adds", name=f"the flush by {atomic}") for atomic in ("atomicExch", "atomicMax", "atomicOr")),
+    Case("synthesis 7", (_FLUSH, "atomicAdd(image_counts + b, block_counts[b]);"), PASS, "privatised",
+         name="the flush to image_counts + b"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? (half)v : 0.0"'), NOT_CHECKED,
+         "not checked here: it uses half, CUDA's half-precision type", "cpu", name="a (half) cast: CUDA's type, not checked"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? (half)v : 0.0"'), FAIL,
+         "rounded to half precision \\(float16", "gpu", name="a (half) cast on a GPU, where CuPy defines half"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? (float)v : 0.0f"'), PASS, "spot mass kernel: right",
+         name="a (float) cast"),
+]

@@ -8,8 +8,11 @@ joined, a writer left open) rather than the images it left in the file.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
 import tempfile
+import textwrap
 import threading
 from pathlib import Path
 
@@ -118,6 +121,31 @@ _WRITE_ERRORS = (
     (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
      "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
 )
+
+
+def _closed_in_loop(student) -> str | None:
+    """The student's `x.close()` called inside a loop of their function, as written, else None: the first turn
+    closes the writer and the next write fails, inside the with block though it is (the generic hint's "put the
+    loop inside the with block" would mislead)."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(student)))
+    except (OSError, TypeError, SyntaxError):
+        return None
+    for loop in (node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))):
+        for node in ast.walk(loop):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close":
+                return ast.unparse(node)
+    return None
+
+
+def _write_errors(student) -> tuple:
+    """`_WRITE_ERRORS`, led by the hint for a writer closed inside the loop that writes where the student's
+    function has one."""
+    closed = _closed_in_loop(student)
+    return _WRITE_ERRORS if closed is None else (
+        (output.WriterClosedError, r"this writer is closed",
+         f"{{what}} calls {closed} inside the loop that writes: the writer is closed after the first image, and the "
+         "next writer.write fails. Leave the closing to the with block, once, after the loop"), *_WRITE_ERRORS)
 
 
 _ONE_WRITER = "Make one writer for the whole run, opened once before the loop, and write every image to it"
@@ -279,7 +307,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         path = Path(folder) / "images.h5"
         run = _Limited(student, simulation, path, nbimage, nbextrastep)
         try:
-            with _watched_writers(simulation, run.thread) as seen, their_errors("your function", _WRITE_ERRORS):
+            with _watched_writers(simulation, run.thread) as seen, their_errors("your function", _write_errors(student)):
                 run.within(time_limit_s)
         finally:  # a file opened anew while another writer holds it fails in h5py: the cause is the second opening
             if len(seen["frames"]) > 1:

@@ -347,6 +347,10 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
     except KernelFailed as err:
         if err.kind == "compile":
+            half = re.search(r"[‘'](__half2?|half2?)[’'] was not declared", str(err))
+            if half and re.search(rf"\(\s*{half[1]}\s*\)|\b{half[1]}\s+[A-Za-z_]|\b{half[1]}\s*\(", kernel):
+                raise NotOnCpu(f"not checked here: it uses {half[1]}, CUDA's half-precision type (cuda_fp16.h), which "
+                               "this CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
             cuda_own = re.search(r"[‘'](__\w+)[’'] was not declared(?!.*__syncthreads)", str(err))
             if cuda_own:  # a misspelt __syncthreads is the student's, anything else CUDA's (__fmul_rn...)
                 raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "

@@ -136,7 +136,10 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             got, other = (kernel(cupy.asarray(images), cupy.asarray(np.float32(t)), axis=(1, 2)).get()
                           for t in (threshold, _OTHER_THRESHOLD))
     elif cuda_on_cpu.compiler() is not None:
-        got, other = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
+        try:
+            got, other = _spot_mass_on_cpu(map_expr, reduce_expr, identity, images)
+        except cuda_on_cpu.NotOnCpu as err:  # CUDA's own (half, __fmul_rn...): a GPU compiles it
+            return _not_checked("your ReductionKernel", as_text, str(err))
     else:
         return _not_checked("your ReductionKernel", as_text)
     want, spots = analysis.spot_mass(images), np.where(images > threshold, images, 0)
@@ -159,6 +162,9 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
             raise NotYet("that counts the spots: map a spot to its value v, not to 1 (v > threshold ? v : 0)")
         if close(got, threshold * (images > threshold).sum(axis=(1, 2)).astype(np.float64)):
             raise NotYet(_spot_given("threshold"))
+        if close(got, spots.astype(np.float16).sum(axis=(1, 2), dtype=np.float64)):
+            raise NotYet("your spots are rounded to half precision (float16, about 3 digits) before the sum: map a spot "
+                         "to v itself, a float, v > threshold ? v : 0")
         if close(got, spots.max(axis=(1, 2))):
             raise NotYet("that is the largest value: reduce_expr combines two partial sums, a + b")
         if close(got, np.where(images < threshold, images, 0).sum(axis=(1, 2), dtype=np.float64)):
@@ -377,6 +383,23 @@ def _flushed_otherwise(body: str) -> str | None:
     return None
 
 
+#: CUDA's atomics that do not add, and what each does with the count it is given.
+_NOT_ADDING = {"atomicExch": "puts the value in place of the count there", "atomicMax": "keeps the larger of the two",
+               "atomicMin": "keeps the smaller of the two", "atomicSub": "subtracts the value",
+               "atomicOr": "ORs the value's bits in", "atomicAnd": "ANDs the value's bits in",
+               "atomicXor": "XORs the value's bits in"}
+
+
+def _not_adding(body: str) -> str | None:
+    """The hint where a count goes through an atomic that does not add (atomicExch(&image_counts[b], ...),
+    atomicMax...): its counts are lost whatever the barriers, which the generic lost-increments line blames."""
+    if found := re.search(rf"\b({'|'.join(_NOT_ADDING)})(?:_block|_system)?\s*\(([^;]*)\)\s*;", body):
+        arguments = " ".join(found[2].split())
+        return (f"your kernel counts with {found[1]}({arguments}), which {_NOT_ADDING[found[1]]}: only atomicAdd adds a "
+                f"count to what is there, atomicAdd({arguments})")
+    return None
+
+
 def _thread_own_array(body: str) -> str | None:
     """The name of an array declared without __shared__ that an atomicAdd counts into: one per thread."""
     for statement in re.split(r"[;{}]", body):
@@ -490,7 +513,8 @@ def histogram_kernel(body: str):
     cells = images[0].size
     if one_past and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
         raise NotYet(one_past)
-    if not np.array_equal(got, want) and (same := same_cell_each_time(body) or _flushed_otherwise(body)):
+    if not np.array_equal(got, want) and (same := same_cell_each_time(body) or _flushed_otherwise(body) or
+                                           _not_adding(body)):
         raise NotYet(same)  # read from the code: image[first], or a flush of 1u
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "

@@ -475,6 +475,45 @@ def _cross_steps(u, v, p):
     yield (u + p.dt * (p.du * lu - u * vn * vn + p.feed * (1 - u)), vn), _new_value_hint("v_next")
 
 
+def _update_slips(u, v, p):
+    """(u_next, v_next) of an update whose sign is reversed (u_next = u - dt * (...)) or that applies dt twice to
+    a term (float uvv = u * v * v * dt; then dt * (...) again), and the hint in the kernel's words: every cell
+    is then off by a little, which a distance to the reference does not name."""
+    lu, lv = reference_laplacian(u), reference_laplacian(v)
+    terms = ({"du * lu": p.du * lu, "uvv": -u * v * v, "feed * (1 - u)": p.feed * (1 - u)},
+             {"dv * lv": p.dv * lv, "uvv": u * v * v, "(feed + kill) * v": -(p.feed + p.kill) * v})
+    right = [a + p.dt * sum(rate.values()) for a, rate in zip((u, v), terms)]
+    for which in ((0,), (1,), (0, 1)):
+        names = ["uv"[k] for k in which]
+        yield ([a - p.dt * sum(rate.values()) if k in which else right[k] for k, (a, rate) in enumerate(zip((u, v), terms))],
+               " and ".join(f"{n}_next = {n} - dt * (...)" for n in names) + " subtracts the update: its sign is +, "
+               + " and ".join(f"{n}_next = {n} + dt * (...)" for n in names))
+    for term in dict.fromkeys([*terms[0], *terms[1]]):
+        for which in ((0,), (1,), (0, 1)):
+            if all(term in terms[k] for k in which):
+                yield ([right[k] + p.dt * (p.dt - 1) * terms[k][term] if k in which else right[k] for k in range(2)],
+                       f"dt twice on {term}: it is multiplied by dt already, and the update's dt * (...) multiplies it "
+                       f"again; leave dt out of {term}, the update applies it once")
+
+
+#: A window bound of the C as written: (its comparison, the axis's index, the sign, the offset).
+_REACH = re.compile(r"(<=|<|(?<![=<>!])=(?!=))\s*(?:(?:max|min)\s*\(\s*(?:\w+\s*,\s*)?)?\b(row|col)\s*([-+])\s*(\d+)\b")
+
+
+def _window_reach(code: str) -> str | None:
+    """The hint where the C's window reaches another number of cells than one each side of the cell
+    (max(row - 2, 0), min(col + 3, cols - 1), r < row + 3), whatever the offset: the values' models try the
+    bounds off by one only."""
+    for comparison, index, sign, offset in _REACH.findall(code):
+        reach = int(offset) - (comparison == "<")
+        if (comparison == "=") == (sign == "-") and reach != 1:
+            axis = "row" if index == "row" else "column"
+            return (f"your window's bound {index} {sign} {offset} takes it {reach} {axis}{'s' * (reach != 1)} "
+                    f"{'before' if sign == '-' else 'after'} the cell: the 3 x 3 window runs from max({index} - 1, 0) to "
+                    f"min({index} + 1, {index}s - 1), one {axis} each side")
+    return None
+
+
 def _matches(got, model, outside, want) -> bool:
     inside = ~outside
     if inside.mean() < 0.25:  # an index transposed reads outside the array for most cells of a wide grid
@@ -500,7 +539,7 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
     if hint := _integer_holding_a_float(code):  # it names the variables, whatever the values show
         return hint
     nowhere = np.zeros(u.shape, bool)
-    for model, hint in _cross_steps(u, v, p):
+    for model, hint in (*_cross_steps(u, v, p), *_update_slips(u, v, p)):
         if _matches(got, model, nowhere, want):
             return hint
     if kind == "raw":
@@ -514,6 +553,6 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             if _matches(got, model, outside, want):
                 return hint
         if hint := _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
-                border_unwritten(code, got, want) or _loop_skips(code):
+                border_unwritten(code, got, want) or _loop_skips(code) or _window_reach(code):
             return hint
     return _output_read(code, kind)
