@@ -422,3 +422,65 @@ PLAYTEST_7_MODEL = [
     Case("jax 3", ("p.feed * (1 - u)", "p.feed * p.kill * (1 - u)"), FAIL, "U's feed term is p.feed \\* p.kill",
          name="F k feeds U"),
 ]
+
+
+#: Playtest 8: a factor too many in one term (dt twice, an extra v) got a distance in the step, the loop and the
+#: batch; a halo row sent as bfloat16 was "no row of the grid"; a task that leaves a row unwritten got a distance;
+#: a bfloat16 carry got JAX's message cut before the difference; a step returning a list (right on its own) got a
+#: hint about the loop's carry, which is right; a task's error without may_throw_exception stopped the process.
+_DT_TWICE, _EXTRA_V = "dt is applied twice on {}", "{} has an extra factor of v"
+_LOSS = "V's \\(p.feed \\+ p.kill\\) v term"
+_LIST_STEP = ("def step(u, v, p):\n    uvv = u * v * v\n    du = p.du * laplacian(u) - uvv + p.feed * (1 - u)\n"
+              "    dv = p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v\n    return [u + p.dt * du, v + p.dt * dv]\n\n")
+_BODY_CALL = "a, b = model.reference_step(a, b, p)"
+_NO_THROW = ("options=VariantOptions(may_throw_exception=True))", ")")
+_WRITES = "    np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b"
+PLAYTEST_8_MODEL = [
+    Case("jax 3", ("- (p.feed + p.kill) * v", "- (p.feed + p.kill) * v * p.dt"), FAIL, _DT_TWICE.format(_LOSS),
+         name="dt twice on V's loss term"),
+    Case("cupy 2", ("p.feed * (1 - u)", "p.dt * p.feed * (1 - u)"), FAIL, _DT_TWICE.format("U's feed term"),
+         name="dt twice on U's feed term"),
+    Case("cupynumeric 3", ("- (p.feed + p.kill) * v", "- (p.feed + p.kill) * v * v"), FAIL, _EXTRA_V.format(_LOSS),
+         name="V's loss term (F + k) v^2"),
+    Case("jax 3", ("p.feed * (1 - u)", "p.feed * (1 - u) * v"), FAIL, _EXTRA_V.format("U's feed term"),
+         name="U's feed term times v"),
+    Case("jax 6", ("- (feed + kill) * v", "- (feed + kill) * v * params.dt"), FAIL, _DT_TWICE.format(_LOSS),
+         name="the batch's dt twice on V's loss term"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)", "uvv = u * v * v\n        u, v = (u + p.dt * (p.du * laplacian(u) - uvv "
+                           "+ p.feed * (1 - u)), v + p.dt * (p.dv * laplacian(v) + uvv * p.dt - (p.feed + p.kill) * v))"),
+         FAIL, _DT_TWICE.format("V's uvv term"), name="a loop's own step with dt twice on V's uvv term"),
+    Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return u + du * p.dt, v + p.dt * (p.dv * laplacian(v) + uvv) "
+                   "- p.dt * (p.feed + p.kill) * v"), PASS, "step: right", name="dt spread over V's terms by hand"),
+    Case("cupynumeric 3", ("- (p.feed + p.kill) * v", "- v * (p.kill + p.feed)"), PASS, "step: right",
+         name="V's loss term written v (k + F)"),
+    Case("jax 6", ("return u + params.dt * du, v + params.dt * dv", "dt = params.dt\n            return u + du * dt, v + dt * dv"),
+         PASS, "batch: .* each right", name="the batch's dt named"),
+    Case("jax 7", ('band[-1:], "rows", down)', 'band[-1:].astype(jnp.bfloat16), "rows", down)'), FAIL,
+         "row above has dtype bfloat16.*rounded", name="a halo row sent as bfloat16"),
+    Case("jax 7", ('band[-1:], "rows", down)', 'band[-1:].astype(jnp.bfloat16), "rows", down).astype(band.dtype)'), FAIL,
+         "row above is row \\d+ rounded to bfloat16", name="a halo row sent as bfloat16, cast back"),
+    Case("jax 7", ('band[-1:], "rows", down)', 'band[-1:].astype(jnp.float32), "rows", down)'), PASS, "halo exchange: right",
+         name="a halo row cast to its own float32"),
+    Case("cupynumeric 6", (_WRITES, "    np.asarray(u_out)[:-1] = a[:-1]\n    np.asarray(v_out)[:-1] = b[:-1]"), FAIL,
+         "never writes u_out's row \\d+ \\(the last\\)", name="the task leaves the outputs' last row unwritten"),
+    Case("cupynumeric 6", (_WRITES, "    np.asarray(u_out)[:, 1:] = a[:, 1:]\n    np.asarray(v_out)[:] = b"), FAIL,
+         "never writes u_out's column 0 \\(the first\\)", name="the task leaves u_out's first column unwritten"),
+    Case("cupynumeric 6", (_WRITES, "    np.copyto(np.asarray(u_out), a)\n    for i in range(b.shape[0]):\n"
+                           "        np.asarray(v_out)[i] = b[i]"), PASS, "time loop: right", name="outputs written by copyto and by rows"),
+    Case("cupynumeric 6", _NO_THROW, PASS, "time loop: right", name="a right task without may_throw_exception"),
+    Case("cupynumeric 6", (*_NO_THROW, _BODY_CALL, _BODY_CALL.replace("p)", "P)")), FAIL,
+         "^your task steps_task raised NameError.*P.*may_throw_exception back", name="a task's error without may_throw_exception"),
+    Case("cupynumeric 6", (_BODY_CALL, _BODY_CALL.replace("p)", "P)")), FAIL, "^(?!.*may_throw).*raised NameError",
+         name="a task's error with may_throw_exception"),
+    Case("jax 4", ("(u, v))", "(u.astype(jnp.bfloat16), v.astype(jnp.bfloat16)))"), FAIL,
+         "carry starts as bfloat16 arrays and its body returns float32", name="a bfloat16 carry"),
+    Case("jax 4", ("(u, v))", "(u.astype(jnp.float32), v.astype(jnp.float32)))"), PASS, "time loop: right",
+         name="a carry cast to its own float32"),
+    Case("jax 4", ("@partial", _LIST_STEP + "@partial"), FAIL, "^your step returns a list: lax.fori_loop's body",
+         name="the reference loop with a step returning a list"),
+    Case("jax 5", ("@partial", _LIST_STEP + "@partial"), FAIL, "^your step returns a list", name="the images with a step returning a list"),
+    Case("jax 4", ("lambda _, uv: step(*uv, p)", "lambda _, uv: list(step(*uv, p))"), FAIL,
+         "^(?!.*your step).*body returns a list where its start is a tuple", name="a loop body returning a list"),
+    Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return [u + p.dt * du, v + p.dt * dv]"), PASS, "step: right",
+         name="a step returning a list"),
+]

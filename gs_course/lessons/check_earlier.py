@@ -1,17 +1,20 @@
 """A step or a time loop that calls the student's own function of an earlier exercise (their
 `laplacian`, their `step`) which is still wrong is wrong because of it: the hint names that
 exercise, where its cell's catch-up (`%catch_up N`) loads a right one, instead of the values of
-the exercise being checked, which the student may well have right.
+the exercise being checked, which the student may well have right. Likewise a step that returns a
+list, right on its own, which a loop's carry cannot take back: the hint names the step, not the loop.
 """
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import json
 
 import numpy as np
 
-from .check_core import PARAMS, _to_numpy
+from .check_core import PARAMS, NotYet, _to_numpy
+from .jax_programs import LIST_CARRY
 from .legate_check import _globals_used
 from .notebooks import SOLUTIONS, exercises
 from ..model import laplacian as reference_laplacian, reference_step
@@ -27,6 +30,9 @@ def _theirs(student) -> list[tuple[str, object]]:
     """The notebook's functions of the earlier exercises that `student` calls, directly or through
     another of them, the deepest first (a time loop's step calls the laplacian); gs_course's own
     (model.laplacian, a checker's launcher) are right."""
+    student = inspect.unwrap(student)  # a jitted function's Python one
+    if not inspect.isfunction(student):
+        return []
     found, todo = [], [student]
     while todo:
         function = todo.pop()
@@ -59,6 +65,31 @@ def _exercise(library: str | None, name: str) -> int | None:
         return None
     solved = exercises(json.loads(paths[0].read_text()))
     return next((n for n, cell in enumerate(solved, 1) if _EARLIER[name] in cell), None)
+
+
+@contextlib.contextmanager
+def list_from_step_told(student, to_device):
+    """A loop's body that returns a list where its start is a tuple (`LIST_CARRY`) is told where the
+    list comes from where it is the notebook's step: right for the step exercise on its own (a pair
+    either way), but lax.fori_loop takes it back as the carry, which must stay the tuple it started
+    as. The student's loop itself is right: a hint about its carry or start would mislead."""
+    try:
+        yield
+    except NotYet as err:
+        if LIST_CARRY in str(err) and (hint := _step_returning_a_list(student, to_device)):
+            raise NotYet(hint) from None
+        raise
+
+
+def _step_returning_a_list(student, to_device) -> str | None:
+    for name, function in _theirs(student):
+        if name == "step":
+            u = to_device(np.ones((5, 7), np.float32))
+            with contextlib.suppress(Exception):  # an error says nothing of a list
+                if isinstance(function(u, u, PARAMS), list):
+                    return ("your step returns a list: lax.fori_loop's body must return the same structure as its "
+                            "start, the tuple (u, v): return a tuple from step (return u + ..., v + ...)")
+    return None
 
 
 def still_wrong_earlier(student, library: str | None, to_device, what: str) -> str | None:

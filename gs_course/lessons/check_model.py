@@ -23,18 +23,19 @@ import itertools
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
-from .check_earlier import still_wrong_earlier
+from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, not_unrolled, over_devices,
                            same_program)
 from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates,
                                  laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
-from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent, outputs_never_written,
-                           reaches_a_task)
+from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent,
+                           outputs_never_written, reaches_a_task)
 from .model_mistakes import (SWAPPED, another_start, ignores_its_start, partial_starts, per_array, runs_of_wrong_steps,
                              state_mistakes, states_after, step_intermediates, step_mistakes)
 from .rounding import half_rounded
+from .task_trial import bodies_tried_first
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
 from ..parameters import Parameters
@@ -218,8 +219,9 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     u0, v0 = initial_state(rows, cols)
     jax = _jax(device_type)
     if jax is not None:  # traced first: XLA would take minutes to compile a Python loop's thousands of steps
-        program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
-                         "your time loop", BODY_ARGUMENTS)
+        with list_from_step_told(student, to_device):
+            program = _jaxpr(jax, lambda u, v: student(u, v, PARAMS, steps), (to_device(u0), to_device(v0)),
+                             "your time loop", BODY_ARGUMENTS)
         check_loops(program, "your time loop")
         operations = len(list(_equations(program.jaxpr)))
         looped = any(e.primitive.name in ("while", "scan") for e in _equations(program.jaxpr))
@@ -234,8 +236,9 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet(f"your time loop is the same program for {steps} and {steps + 1} steps: it ignores its "
                          "argument steps. Loop steps times, lax.fori_loop(0, steps, ...)")
     passed = (to_device(u0.copy()), to_device(v0.copy()))
-    got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop", BODY_ARGUMENTS if jax else ()),
-                "your time loop")
+    with bodies_tried_first(student):  # a task's error would stop the process without may_throw_exception
+        got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop",
+                          BODY_ARGUMENTS if jax else ()), "your time loop")
     changed, task = _changed(passed, (u0, v0)), reaches_a_task(student)
     if task and not changed:  # a task's writes into its inputs show in arrays of Legate's own only (not NumPy's memory)
         owned = tuple(to_device(a.copy()).copy() for a in (u0, v0))
@@ -271,7 +274,8 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
         for index, (name, g, w) in enumerate(zip("uv", arrays, want)):
             compare(g, w.astype(np.float32),
                     f"your {name} after {steps} steps", PARITY_ATOL,
-                    itertools.chain(per_array(mistakes, index), runs_of_wrong_steps(rows, cols, steps, PARAMS, index)),
+                    itertools.chain(per_array(mistakes, index), runs_of_wrong_steps(rows, cols, steps, PARAMS, index),
+                                    run_slips(rows, cols, steps, PARAMS, index)),
                     "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "")
     except NotYet:
         earlier = (task and outputs_never_written(student)
@@ -314,9 +318,10 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
         return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
                        "your images", BODY_ARGUMENTS)
 
-    few = looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
-                          ("steps of an image", "lax.fori_loop for the nbextrastep steps of one image"),
-                          ("nbextrastep", " an image", ", not the notebook's size.steps_per_image")) if jax is not None else None
+    with list_from_step_told(student, to_device):
+        few = looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
+                             ("steps of an image", "lax.fori_loop for the nbextrastep steps of one image"),
+                             ("nbextrastep", " an image", ", not the notebook's size.steps_per_image")) if jax else None
     if few is not None:
         if any(tuple(out.shape) == (2, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_V_ONLY.format(shape=f"(nbimage, 2, {rows}, {cols})"))

@@ -8,7 +8,7 @@ The update has six terms, three for each array:
     v_next = v + dt (dv L(v) + u v^2 - (F + k) v)
 A slip changes one of them: a sign, a parameter for another (F for k, Dv for Du, the notebook's
 `params` for the `p` given), an array for the other ((1 - v) for (1 - u)), a power (u v for u v^2),
-a term left out, or its dt. The checkers try every slip, so a slip of the kind is named wherever it
+a term left out, its dt, or a factor too many (its dt twice, an extra u or v). The checkers try every slip, so a slip of the kind is named wherever it
 is, not only the ones a playtest found.
 """
 
@@ -120,6 +120,16 @@ def _slips() -> list[Slip]:
               for term, (_, label, formula, _) in TERMS.items()]
     slips += [Slip(term, f"dt is missing on {label} only ({formula}): {every_term}")
               for term, (_, label, formula, _) in TERMS.items()]
+    # Any term may carry one factor too many: a p.dt inside it (dt twice, once there and once on the
+    # rate), or one more v ((p.feed + p.kill) * v * v): every term is tried, not only the ones a playtest found.
+    slips += [Slip(term, f"dt is applied twice on {label} ({formula} * p.dt in the rate, then the update's p.dt): "
+                   "one p.dt, in u + p.dt * du, v + p.dt * dv",
+                   lambda u, v, lu, lv, p, value=value: p.dt * value(u, v, lu, lv, p))
+              for term, (_, label, formula, value) in TERMS.items()]
+    slips += [Slip(term, f"{label} has an extra factor of {name} ({formula} * {name}): it is {formula}",
+                   lambda u, v, lu, lv, p, value=value, i=i: (u, v)[i] * value(u, v, lu, lv, p))
+              for term, (_, label, formula, value) in TERMS.items() for i, name in enumerate("uv")
+              if (term, name) != ("u_feed", "u")]  # p.feed * (1 - u) * u: step_mistakes' own line names it
     return slips
 
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from .check_core import NotYet, _equations, _grid, _jaxpr, _to_numpy, ok
 from .jax_programs import pairs_left_out, permutation_mistake
+from .rounding import rounded_to
 
 
 def _several_devices():
@@ -31,6 +32,9 @@ def _row_name(grid: np.ndarray, row: np.ndarray, height: int) -> str:
         return "zeros"
     same = np.flatnonzero((grid == row).all(axis=1))
     if not same.size:
+        rounded = next(((r, name) for r in range(grid.shape[0]) if (name := rounded_to(row, grid[r]))), None)
+        if rounded:
+            return f"row {rounded[0]} rounded to {rounded[1]} (an astype on the way: send the row as it is)"
         return "no row of the grid"
     r = int(same[0])
     return f"row {r} (row {r % height} of band {r // height})"
@@ -166,6 +170,9 @@ def halo_exchange(student) -> None:
                 if row.shape != (1, band.shape[1]):
                     raise NotYet(f"your row {side} has shape {row.shape}, expected (1, {band.shape[1]}): "
                                  + _one_row(row.shape, band.shape[0]))
+                if row.dtype != band.dtype:  # a row sent in a half precision arrives rounded
+                    raise NotYet(f"your row {side} has dtype {row.dtype}, the band's is {band.dtype}: the row is sent "
+                                 f"rounded to {row.dtype}. Send it as it is, band[-1:] or band[:1] without astype")
             return rows
 
         mesh = Mesh(np.array(devices[:bands]), (AXIS,))

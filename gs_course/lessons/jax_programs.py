@@ -14,7 +14,12 @@ import numpy as np
 
 from .check_core import NotYet, _equations
 
-#: The fori_loop and scan sentence a JAX loop's body gets when it is called with other arguments than it takes.
+#: How the hint for a loop whose body returns a list where its start is a tuple begins (`check_earlier` tells
+#: where the list comes from the notebook's step).
+LIST_CARRY = "the loop's body returns a list where its start is a tuple"
+
+#: The fori_loop and scan sentences a JAX loop's body gets when it is called with other arguments than it takes,
+#: or returns a carry of another structure or dtype than its start (JAX's own message is cut before the difference).
 BODY_ARGUMENTS = (
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
      "{what}: a function is called with other arguments than it takes ({message}). lax.fori_loop calls its body "
@@ -23,6 +28,15 @@ BODY_ARGUMENTS = (
     (TypeError, r"scan body function carry input and carry output must have the same pytree structure[\s\S]*input carry "
                 r"\w+ is a <class 'tuple'> but the corresponding component of the carry output is a <class '[\w.]*Array",
      "{what}: lax.scan's body returns a pair (carry, y), here ((u, v), v): the new carry, then the image"),
+    (TypeError, r"carry input and carry output must have the same pytree structure[\s\S]*input carry [^\n]*? is a "
+                r"<class 'tuple'> but the corresponding component of the carry output is a <class 'list'>",
+     "{what}: " + LIST_CARRY + "; a loop's body must return the same structure as its start, here a tuple (u, v): "
+     "return a, b, not [a, b]"),
+    (TypeError, r"carry input and carry output must have equal types[\s\S]*?has type (\w+)\[[^\]]*\] but the "
+                r"corresponding output carry component has type (\w+)\[",
+     "{what}: the loop's carry starts as {0} arrays and its body returns {1} ones: a loop's body must return the "
+     "dtypes of its start. Keep the carry float32, the dtype of the (u, v) given: no astype to another dtype, in "
+     "the start or in the body"),
     (TypeError, r"iteration over a 0-d array|cannot unpack non-iterable",
      "{what}: a number was unpacked as the pair (u, v) ({message}): lax.fori_loop calls its body as body(i, carry), "
      "the step number first, then the carry (u, v); a body written (carry, i) takes the step number for the carry"),
