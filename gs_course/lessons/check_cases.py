@@ -275,7 +275,7 @@ def save_images(simulation, path, nbimage, nbextrastep):
     threading.Thread(target=write).start()
 
 check.saved_images(save_images, BACKEND, overlapped=True)
-""", FAIL, "still ran when your function returned", name="a writer thread never joined"),
+""", FAIL, "still ran when your function returned|never joined", name="a writer thread never joined"),
     Case("cupy 7", """
 import threading
 def save_images(simulation, path, nbimage, nbextrastep):
