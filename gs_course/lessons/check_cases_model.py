@@ -468,6 +468,12 @@ PLAYTEST_8_MODEL = [
     Case("cupynumeric 6", (_WRITES, "    np.copyto(np.asarray(u_out), a)\n    for i in range(b.shape[0]):\n"
                            "        np.asarray(v_out)[i] = b[i]"), PASS, "time loop: right", name="outputs written by copyto and by rows"),
     Case("cupynumeric 6", _NO_THROW, PASS, "time loop: right", name="a right task without may_throw_exception"),
+    Case("cupynumeric 6", (*_NO_THROW, "a, b = np.asarray(u), np.asarray(v)", "a, b = np.asarray(u.data()), np.asarray(v.data())"),
+         PASS, "time loop: right", name="a task reading its inputs through PhysicalArray.data()"),
+    Case("cupynumeric 6", (_WRITES, "    assert u.type == u_out.type\n" + _WRITES), PASS, "time loop: right",
+         name="a task reading its arrays' Legate type"),
+    Case("cupynumeric 6", (_WRITES, "    assert np.asarray(u_out).dtype == a.dtype\n" + _WRITES), PASS, "time loop: right",
+         name="a task reading its output's dtype"),
     Case("cupynumeric 6", (*_NO_THROW, _BODY_CALL, _BODY_CALL.replace("p)", "P)")), FAIL,
          "^your task steps_task raised NameError.*P.*may_throw_exception back", name="a task's error without may_throw_exception"),
     Case("cupynumeric 6", (_BODY_CALL, _BODY_CALL.replace("p)", "P)")), FAIL, "^(?!.*may_throw).*raised NameError",
