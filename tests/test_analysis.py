@@ -463,3 +463,29 @@ def test_the_run_follows_the_grid_a_small_gpu_gets():
         assert (run.rows, run.cols) == (grid.rows, grid.cols)
         assert run.budget_bytes < run.bytes, "the run must not fit the budget: the streaming has a point"
     assert analysis.run_size("half").images == analysis.SMALL.images
+
+
+def _gram_summed_in_sequence(rows: np.ndarray) -> np.ndarray:
+    """rows @ rows.T in float32, each product added in turn (one fused multiply-add a term), as a GEMM
+    that sums in one sequence does."""
+    gram = np.zeros((len(rows), len(rows)), np.float32)
+    for k in range(rows.shape[1]):
+        gram = (gram + np.outer(rows[:, k], rows[:, k]).astype(np.float64)).astype(np.float32)
+    return gram
+
+
+def test_similarity_half_operand_names_float16_not_float32_summed_in_sequence():
+    from gs_course.lessons.analysis_inputs import batch
+    from gs_course.lessons.analysis_mistakes import half_operand
+
+    for seed in range(6):
+        images = batch(np.random.default_rng(seed), images=7)
+        rows = images.reshape(7, -1)
+        exact = rows.astype(np.float64)
+        want = analysis.similarity(exact)
+        norms = np.linalg.norm(rows, axis=1)  # the norms taken apart, as the checker's hints allow
+        in_sequence = _gram_summed_in_sequence(rows) / np.outer(norms, norms)
+        assert half_operand(in_sequence.astype(np.float64), want, exact) is None
+        half = rows @ rows.T.astype(np.float16)
+        half_norms = np.sqrt(np.diagonal(half))
+        assert "float16" in half_operand((half / np.outer(half_norms, half_norms)).astype(np.float64), want, exact)

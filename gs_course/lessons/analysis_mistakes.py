@@ -98,21 +98,27 @@ def flat_index_hint(length: int | None, rows: int) -> str:
 
 
 def half_operand(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> str | None:
-    """The hint where the similarity `got` is off `want` by more than float32's rounding gives (about 4e-7 at the
-    checker's sizes, half precision 4e-6 and more): an operand of the product, or the images, rounded to float16."""
+    """The hint where the similarity `got` is an operand of the product, or the images, rounded to float16: off
+    `want` by more than float32's rounding gives at the checker's sizes and nearer (by half) a product of the
+    float16 values. The distance alone does not tell them apart: a GEMM that sums the products in one sequence
+    (as a GPU's may) with norms taken apart (xp.linalg.norm, which the hints suggest) is off by up to 3e-6 in
+    float32, a float16 operand by 5e-6 and more."""
     error = float(np.abs(got - want).max())
     if error <= _FLOAT32_SIMILARITY:
         return None
     half = rows.astype(np.float16).astype(np.float64)
+    own = np.linalg.norm(rows, axis=1)
     named = next((said for a, b, said in ((rows, half, "one operand of the product is"), (half, rows, "one operand of the product is"),
                                         (half, half, "the images are"))
-                  if np.allclose(got, _cosine(a @ b.T), rtol=0, atol=_FLOAT32_SIMILARITY)), None)
-    return (f"your similarity is off by up to {error:.1g}, more than float32's rounding gives ({_FLOAT32_SIMILARITY:g}): "
-            + (f"{named} rounded to float16 (about 3 digits). Keep the images float32, no .astype(np.float16)" if named
-               else "a value is rounded to a lower precision on the way (float16?): keep every value float32"))
+                  for product in (a @ b.T,) for cosine in (_cosine(product), product / np.outer(own, own))
+                  if np.abs(got - cosine).max() < error / 2), None)
+    return named and (f"your similarity is off by up to {error:.1g}, more than float32's rounding gives "
+                      f"({_FLOAT32_SIMILARITY:g}): {named} rounded to float16 (about 3 digits). Keep the images float32, "
+                      "no .astype(np.float16)")
 
 
-#: The largest distance float32's rounding gives a similarity of the checker's images (the worst seen: 3.3e-7).
+#: The distance past which a similarity may be float16's, not float32's rounding (float32's worst seen at the checker's
+#: sizes: 3.3e-7 by NumPy's matmul, 1.2e-6 summed in one sequence, 3.3e-6 with norms taken apart; float16's least 4.9e-6).
 _FLOAT32_SIMILARITY = 1.5e-6
 
 
