@@ -18,8 +18,8 @@ import numpy as np
 
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
-from .analysis_mistakes import (cells_left_out, class_shift, decile_index, flat_index_hint, flat_row_length, half_operand,
-                                loop_turns, other_norms, own_codes)
+from .analysis_mistakes import (cells_left_out, class_shift, decile_index, flat_index_hint, flat_row_length, flat_split,
+                                half_operand, loop_turns, other_norms, own_codes, split_named, wrong_products)
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
@@ -315,7 +315,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
     (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
     image = oblong_image()
     threshold = np.float32(analysis.SPOT_THRESHOLD)  # compared in float32, as the images
-    with _index_errors(image):
+    with _index_errors(image), split_named(student, image, image > threshold):
         result = _called(student, (image,), threshold, to_device=to_device, what="image")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (coordinates, values)")
@@ -352,8 +352,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
         raise NotYet(f"your coordinates are {coordinates.dtype}, which holds up to {np.iinfo(coordinates.dtype).max}: "
                      "the full run's images have rows and columns past it, keep argwhere's intp")
     if not np.array_equal(coordinates, want):
-        raise NotYet("your coordinates are not those of the cells above the threshold, in row-major order "
-                     "(xp.argwhere gives that order)")
+        raise NotYet(flat_split(coordinates, image, image > threshold) or "your coordinates are not those of the cells "
+                     "above the threshold, in row-major order (xp.argwhere gives that order)")
     if values.shape != want_values.shape and values.size == want_values.size:
         raise NotYet(f"your values have shape {values.shape}: one value per cell, shape (cells,) = {want_values.shape}, "
                      "as image[rows, cols] gives them")
@@ -524,7 +524,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
     one matrix product of the images as rows, divided by their norms."""
     images = batch(images=7)
     count = len(images)
-    with _their_errors((ValueError, "could not be broadcast",
+    with _their_errors(*wrong_products(images.shape), (ValueError, "could not be broadcast",
                         "your norms do not broadcast against the images x images matrix ({message}): one norm per "
                         "image, each row's (axis=1), divided as norms[:, None] * norms[None, :]"),
                        (ValueError, rf"size ({images.shape[1]}|{images.shape[2]}) is different from "

@@ -1,7 +1,8 @@
 """Mistakes of tutorial 4's array exercises that `gs_course.lessons.analysis_check` names by
 recomputing them once an answer is known to be wrong: the decile's index written another way, the
-classes counted from 1, a similarity divided by other norms than the images' or rounded to float16, a mass
-without a few rows or columns, values read at a flat index of the wrong row length; and what a Python loop
+classes counted from 1, a similarity divided by other norms than the images' or rounded to float16 or its product of the
+wrong orientation, a mass without a few rows or columns, values read at a flat index of the wrong row length or
+coordinates split from one by it; and what a Python loop
 runs over, from how many times its lines ran (over the bins and over the images both make loops,
 each with its own cost), the student's code read with the code nested in it.
 """
@@ -9,9 +10,12 @@ each with its own cost), the student's code read with the code nested in it.
 from __future__ import annotations
 
 import collections
+import contextlib
 import sys
 
 import numpy as np
+
+from .check_core import NotYet
 
 #: Other indices of the decile q among n sorted values than floor(q (n - 1)), as students write them.
 _OTHER_INDICES = (
@@ -78,23 +82,106 @@ def cells_left_out(got: np.ndarray, images: np.ndarray) -> str | None:
 def flat_row_length(values: np.ndarray, image: np.ndarray, coordinates: np.ndarray) -> str | None:
     """The hint where `values` are the flat image at row * length + col with another length than a row's
     (image.shape[0], the number of rows): the row length named, whose values the coordinates do not show."""
-    rows, cols = image.shape
     flat = image.ravel()
-    for length in range(1, 2 * max(rows, cols) + 2):
+
+    def read(length: int) -> bool:
         index = coordinates[:, 0] * length + coordinates[:, 1]
-        if length != cols and index.max(initial=0) < flat.size and values.shape == index.shape and \
-                np.array_equal(values, flat[index]):
-            return flat_index_hint(length, rows)
-    return None
+        return index.max(initial=0) < flat.size and values.shape == index.shape and np.array_equal(values, flat[index])
+
+    length = _other_length(read, image.shape)
+    return None if length is None else flat_index_hint(length, image.shape[0])
+
+
+def flat_split(coordinates: np.ndarray, image: np.ndarray, mask: np.ndarray) -> str | None:
+    """The hint where `coordinates` are the flat indices of the mask's cells split into (row, col) by another row length
+    than a row's (idx // rows, idx % rows): the flat index of `flat_row_length` read the other way, the length named,
+    where "not in row-major order" would send the student to the order of cells that are not the ones found."""
+    index = np.flatnonzero(mask)
+    if coordinates.shape != (index.size, 2) or not index.size:
+        return None
+    rows, cols = image.shape
+    right = (np.array_equal(coordinates[:, 0], index // cols), np.array_equal(coordinates[:, 1], index % cols))
+    by_row = _other_length(lambda length: np.array_equal(coordinates[:, 0], index // length), image.shape)
+    by_col = _other_length(lambda length: np.array_equal(coordinates[:, 1], index % length), image.shape)
+    if not (right[0] or by_row) or not (right[1] or by_col) or not (by_row or by_col):
+        return None
+    part, length, written = (("", by_row, f"idx // {by_row}, idx % {by_row}") if by_row == by_col else
+                             ("into rows ", by_row, f"idx // {by_row}") if by_row else ("into columns ", by_col, f"idx % {by_col}"))
+    return (f"your coordinates: your flat index is split {part}by a row length of {_length_said(length, rows)} "
+            f"({written}): {_ROW_HOLDS}, so the flat index idx is the cell (idx // image.shape[1], "
+            "idx % image.shape[1]), as xp.unravel_index(idx, image.shape) gives it (or xp.argwhere(image > threshold))")
+
+
+def _other_length(matches, shape: tuple[int, int]) -> int | None:
+    """The first row length other than a row's (shape[1]), up to past twice the image's longer side, that `matches`."""
+    return next((length for length in range(1, 2 * max(shape) + 2) if length != shape[1] and matches(length)), None)
+
+
+def _length_said(length: int, rows: int) -> str:
+    return "image.shape[0], the number of rows" if length == rows else str(length)
+
+
+#: Why a flat index's row length is the number of columns, as every hint on a flat index says it.
+_ROW_HOLDS = "in image.ravel() a row holds image.shape[1] cells (the number of columns)"
 
 
 def flat_index_hint(length: int | None, rows: int) -> str:
     """The hint for a flat index of rows `length` long (None: unknown, it went past the image's end)."""
-    said = ("goes past the image's end" if length is None else
-            f"takes a row length of {'image.shape[0], the number of rows' if length == rows else length}")
-    return (f"your values: your flat index {said}: in image.ravel() a row holds image.shape[1] "
-            "cells (the number of columns), so the cell (row, col) is row * image.shape[1] + col, or index with the "
-            "two arrays, image[rows, cols]")
+    said = "goes past the image's end" if length is None else f"takes a row length of {_length_said(length, rows)}"
+    return (f"your values: your flat index {said}: {_ROW_HOLDS}, so the cell (row, col) is row * image.shape[1] + col, "
+            "or index with the two arrays, image[rows, cols]")
+
+
+@contextlib.contextmanager
+def split_named(student, image: np.ndarray, mask: np.ndarray):
+    """An IndexError in the student's bright_cells named as `flat_split` names it where coordinates in the student's
+    frame (an (n, 2) array, or two 1-D arrays side by side) are a flat index split by another row length: indexing the
+    image with them went past its edge before the checker could see them, and the error alone reads as (col, row)."""
+    try:
+        yield
+    except IndexError as err:
+        hint = next(filter(None, (flat_split(c, image, mask) for c in _coordinates_in(err.__traceback__, student))), None)
+        if hint is None:
+            raise
+        raise NotYet(f"{hint} ({err})") from None
+
+
+def _coordinates_in(traceback, student) -> list[np.ndarray]:
+    """The candidate coordinates among the local arrays of the student's frames in `traceback` (on the host)."""
+    codes, found = set(own_codes(student)), []
+    while traceback is not None:
+        if traceback.tb_frame.f_code in codes:
+            values = [_host(value) for value in traceback.tb_frame.f_locals.values()]
+            values += [_host(part) for value in traceback.tb_frame.f_locals.values()
+                       if isinstance(value, tuple) and len(value) == 2 for part in value]
+            arrays = [a for a in values if a is not None and np.issubdtype(a.dtype, np.integer)]
+            found += [a for a in arrays if a.ndim == 2 and a.shape[1:] == (2,)]
+            columns = [a for a in arrays if a.ndim == 1]
+            found += [np.stack(pair, axis=1) for pair in zip(columns, columns[1:]) if pair[0].shape == pair[1].shape]
+        traceback = traceback.tb_next
+    return found
+
+
+def _host(value) -> np.ndarray | None:
+    """`value` as a NumPy array where it is a NumPy or CuPy array (.get()), else None."""
+    if isinstance(value, np.ndarray):
+        return value
+    return value.get() if hasattr(value, "__cuda_array_interface__") and hasattr(value, "get") else None
+
+
+def wrong_products(shape: tuple[int, int, int]) -> tuple:
+    """The (error, pattern, hint) of a similarity's product of the wrong orientation, for `_their_errors` ahead of the
+    norms' own: its division by the images' norms (images x images) fails to broadcast, and the product's shape in the
+    message tells it from norms of the wrong shape, which the student would otherwise be sent to fix although right.
+    The Gram matrix of the cells (rows.T @ rows, cells x cells), or each image by its own transpose (images, r, r)."""
+    count, rows, cols = shape
+    cells = rows * cols
+    return ((ValueError, rf"could not be broadcast.*\({cells}, ?{cells}\)",
+             f"your product is a {cells} x {cells} Gram matrix of the cells (rows.T @ rows: each cell against each cell), "
+             "not of the images (images x images): with one image a row, the product is rows @ rows.T"),
+            (ValueError, rf"could not be broadcast.*\({count}, ?({rows}, ?{rows}|{cols}, ?{cols})\)",
+             "your product multiplies each image by its own transpose, one matrix an image, not the images together: "
+             "with one image a row, rows = images.reshape(len(images), -1), the product is rows @ rows.T"))
 
 
 def half_operand(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> str | None:

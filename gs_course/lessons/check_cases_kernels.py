@@ -328,3 +328,39 @@ PLAYTEST_8_CUPY = [
                     "            if _ == nbimage - 1:\n                writer.close()"), PASS, "saved images",
          name="writer.close() after the last image"),
 ]
+
+#: Playtest 9 and others of their kinds: V fetched once, before the loop, and written every image (the simulation
+#: advanced once, or advanced every image but never fetched again), once told that the next image overwrites its
+#: buffer; the simulation advanced once, V fetched every image; with the fetch inside the loop in other spellings.
+_LOOP = "        for _ in range(nbimage):\n            simulation.advance(nbextrastep)\n" + _WRITTEN
+_SAME_V = "V after {steps} steps: every image is the same V, fetched once, before the loop.*fetch.*inside the loop"
+
+PLAYTEST_9_CUPY = [
+    Case("cupy 7", "def save_images(simulation, path, nbimage, nbextrastep):\n    rows, cols = simulation.rows, simulation.cols\n"
+         "    with BackgroundWriter(FrameWriter(path, nbimage, rows, cols, simulation.params, nbextrastep, deflate=None)) as "
+         "writer:\n        simulation.advance(nbextrastep)\n        v = simulation.fetch_v()\n        for _ in range(nbimage):\n"
+         "            writer.write(v)\n\ncheck.saved_images(save_images, BACKEND, overlapped=True)\n", FAIL,
+         _SAME_V.format(steps="7, 7, 7, 7") + ".*advance", name="playtest 9: advanced once, fetched once, written 4 times"),
+    Case("cupy 7", (_LOOP, "        simulation.advance(nbextrastep)\n        v = simulation.fetch_v()\n"
+                           "        for _ in range(nbimage):\n            simulation.advance(nbextrastep)\n"
+                           "            writer.write(v)"), FAIL, _SAME_V.format(steps="7, 7, 7, 7"),
+         name="advanced every image, V fetched once after the first"),
+    Case("cupy 7", (_LOOP, "        v = simulation.fetch_v()\n        for _ in range(nbimage):\n"
+                           "            simulation.advance(nbextrastep)\n            writer.write(v)"), FAIL,
+         _SAME_V.format(steps="0, 0, 0, 0"), name="V fetched once, before any step"),
+    Case("cupy 7", (_LOOP, "        simulation.advance(nbextrastep)\n        v = simulation.fetch_v()\n"
+                           "        for _ in range(nbimage):\n            writer.write(v.copy())"), FAIL,
+         _SAME_V.format(steps="7, 7, 7, 7"), name="V fetched once, a copy written every image"),
+    Case("cupy 7", (_LOOP, "        simulation.advance(nbextrastep)\n        for _ in range(nbimage):\n" + _WRITTEN), FAIL,
+         "V after 7, 7, 7, 7 steps: every image is the same V.*advances once, before the loop",
+         name="advanced once, V fetched every image"),
+    Case("cupy 7", (_WRITTEN, "            v = simulation.fetch_v()\n            writer.write(v)"), PASS, "saved images",
+         name="V fetched into a name, then written"),
+    Case("cupy 7", (_WRITTEN, "            u, v = simulation.fetch()\n            writer.write(v)"), PASS, "saved images",
+         name="U and V fetched, V written"),
+    Case("cupy 7", (_WRITTEN, "            writer.write(simulation.fetch()[1])"), PASS, "saved images",
+         name="fetch()[1] written"),
+    Case("cupy 7", (_LOOP, "        v = None\n        for _ in range(nbimage):\n            simulation.advance(nbextrastep)\n"
+                           "            v = simulation.fetch_v()\n            writer.write(v)"), PASS, "saved images",
+         name="V fetched into a name made before the loop"),
+]

@@ -373,3 +373,52 @@ PLAYTEST_8_SYNTHESIS = [
     Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? (float)v : 0.0f"'), PASS, "spot mass kernel: right",
          name="a (float) cast"),
 ]
+
+#: Playtest 9 and others of their kinds: a product of the wrong orientation (rows.T @ rows, cells x cells; each image by
+#: its own transpose) with the right norms, once blamed on the norms; coordinates from a flat index split by the number
+#: of rows; with right answers (einsum, dot, unravel_index, divmod).
+_RIGHT_NORMS = "gram = {}\n    norms = xp.sqrt((rows * rows).sum(axis=1))"
+_DIAGONAL = "gram = rows @ rows.T\n    norms = xp.sqrt(xp.diagonal(gram))"
+_OF_CELLS = "\\d+ x \\d+ Gram matrix of the cells.*not of the images \\(images x images\\).*rows @ rows\\.T"
+_SPLIT = "idx = xp.flatnonzero(image > threshold)\n    coordinates = {}"
+_SPLIT_BY_ROWS = "your coordinates: your flat index is split by a row length of image.shape\\[0\\], the number of rows.*shape\\[1\\]"
+
+PLAYTEST_9_SYNTHESIS = [
+    *(Case("synthesis 6", (_DIAGONAL, _RIGHT_NORMS.format(product)), FAIL, _OF_CELLS, name=f"{product}, the norms right")
+      for product in ("rows.T @ rows", "xp.matmul(rows.T, rows)", "rows.T.dot(rows)", "xp.einsum('ki,kj->ij', rows, rows)")),
+    Case("synthesis 6", (_DIAGONAL, "gram = rows.T @ rows\n    norms = xp.linalg.norm(rows, axis=1)",
+                         _COSINE, "return gram / xp.outer(norms, norms)"), FAIL, _OF_CELLS, name="rows.T @ rows over xp.outer"),
+    Case("synthesis 6", (_DIAGONAL, "gram = rows.T @ rows\n    norms = xp.linalg.norm(rows, axis=1)",
+                         _COSINE, "return gram / norms[:, None] / norms[None, :]"), FAIL, _OF_CELLS,
+         name="rows.T @ rows divided twice"),
+    Case("synthesis 6", (_DIAGONAL, "gram = images @ images.transpose(0, 2, 1)\n    norms = xp.linalg.norm(rows, axis=1)"),
+         FAIL, "each image by its own transpose.*one image a row.*rows @ rows\\.T", name="each image by its transpose"),
+    Case("synthesis 6", "def similarity(images):\n    rows = images.reshape(images.shape[0], -1)\n    gram = rows.T @ rows\n"
+         "    norms = xp.sqrt((rows * rows).sum(axis=1))\n    return gram / (norms[:, None] * norms[None, :])\n\n"
+         "check.similarity(similarity, device_type=on_device, to_device=xp.asarray)\n", FAIL, _OF_CELLS,
+         name="playtest 9: rows.T @ rows, the norms right"),
+    Case("synthesis 6", (_DIAGONAL, _RIGHT_NORMS.format("xp.einsum('ij,kj->ik', rows, rows)"), _COSINE,
+                         "return gram / xp.outer(norms, norms)"), PASS, "similarity", name="einsum ij,kj->ik over xp.outer"),
+    Case("synthesis 6", (_DIAGONAL, _RIGHT_NORMS.format("rows.dot(rows.T)")), PASS, "similarity", name="rows.dot(rows.T)"),
+    Case("synthesis 6", (_DIAGONAL, "gram = (rows.T.T) @ rows.T\n    norms = xp.linalg.norm(rows, axis=1)"), PASS,
+         "similarity", name="rows.T.T @ rows.T, norms by linalg.norm"),
+    *(Case("synthesis 4", (_ARGWHERE, _SPLIT.format(split)), FAIL, _SPLIT_BY_ROWS, name=f"coordinates {split}")
+      for split in ("xp.stack([idx // image.shape[0], idx % image.shape[0]], axis=1)",
+                    "xp.stack(divmod(idx, len(image)), axis=1)",
+                    "xp.stack(xp.unravel_index(idx, image.shape[::-1]), axis=1)")),
+    Case("synthesis 4", "def bright_cells(image, threshold):\n    rows, cols = image.shape\n    idx = xp.flatnonzero(image > "
+         "threshold)\n    return xp.stack([idx // rows, idx % rows], axis=1), image.ravel()[idx]\n\ncheck.bright_cells("
+         "bright_cells, device_type=on_device, to_device=xp.asarray)\n", FAIL, _SPLIT_BY_ROWS,
+         name="playtest 9: the flat index split by rows, the values by the flat index"),
+    Case("synthesis 4", (_ARGWHERE, "rows, cols = image.shape\n    idx = xp.flatnonzero(image > threshold)\n    r, c = "
+                         "divmod(idx, rows)", _RETURNED, "return xp.stack((r, c), axis=1), image[r, c]"), FAIL, _SPLIT_BY_ROWS,
+         name="divmod by rows, the values at r, c"),
+    Case("synthesis 4", (_ARGWHERE, _SPLIT.format("xp.stack([idx // image.shape[0], idx % image.shape[1]], axis=1)")),
+         FAIL, "coordinates.*split into rows by a row length of image.shape\\[0\\]", name="the row alone divided by the rows"),
+    Case("synthesis 4", (_ARGWHERE, _SPLIT.format("xp.stack([idx // image.shape[1], idx % image.shape[0]], axis=1)")),
+         FAIL, "coordinates.*split into columns by a row length of image.shape\\[0\\]", name="the column alone by the rows"),
+    *(Case("synthesis 4", (_ARGWHERE, _SPLIT.format(split), _RETURNED, "return coordinates, image.ravel()[idx]"), PASS,
+           "bright cells", name=f"coordinates {split}")
+      for split in ("xp.stack(xp.unravel_index(idx, image.shape), axis=1)", "xp.stack(divmod(idx, image.shape[1]), axis=1)",
+                    "xp.column_stack((idx // image.shape[1], idx % image.shape[1]))")),
+]

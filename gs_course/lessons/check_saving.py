@@ -29,7 +29,8 @@ from ..output import read_frames
 @contextlib.contextmanager
 def _watched_writers(simulation, runner: threading.Thread | None = None):
     """While the student runs (in `runner`, a daemon thread of the checker's): every FrameWriter and
-    BackgroundWriter made, and the thread of each image written. Afterwards, writers left open are
+    BackgroundWriter made, the thread of each image written, and V's fetches counted (one fetch for every image
+    written is the same V written again). Afterwards, writers left open are
     closed (their threads end) and reported, so that the checker never reads a file that a thread
     is still writing. The threads the student starts are their own: not daemons for being started
     from `runner` (a thread inherits its starter's), as they would not be from the notebook."""
@@ -58,6 +59,7 @@ def _watched_writers(simulation, runner: threading.Thread | None = None):
         originals[output.BackgroundWriter, "write"](self, frame)
 
     seen["joined"], seen["started"], seen["writing"], seen["order"] = set(), [], set(), []
+    seen["fetched"], fetching = 0, threading.local()
     start, join, advance = threading.Thread.start, threading.Thread.join, simulation.advance
 
     def started(thread, *args, **kwargs):  # a thread that has ended is no longer in threading.enumerate()
@@ -76,10 +78,22 @@ def _watched_writers(simulation, runner: threading.Thread | None = None):
         seen["order"].append(("advance", threading.current_thread()))
         return advance(steps)
 
+    def counted(fetch):  # fetch_v may call fetch: one fetch the student made, counted once
+        def fetched(*args, **kwargs):
+            outer = not getattr(fetching, "inside", False)
+            seen["fetched"] += outer
+            fetching.inside = True
+            try:
+                return fetch(*args, **kwargs)
+            finally:
+                fetching.inside = not outer
+        return fetched
+
     for (cls, name), replacement in zip(patched, (frame_init, frame_write, background_init, background_write)):
         setattr(cls, name, replacement)
     threading.Thread.start, threading.Thread.join = started, joined
     simulation.advance = advanced
+    simulation.fetch, simulation.fetch_v = counted(simulation.fetch), counted(simulation.fetch_v)
     threads_before = set(threading.enumerate())
     seen["left_open"] = []
     try:
@@ -89,7 +103,7 @@ def _watched_writers(simulation, runner: threading.Thread | None = None):
         started = set(threading.enumerate()) - threads_before - ours
         seen["alive"] = [t for t in started if t.is_alive() and not t.daemon]  # when the student's function returned
         threading.Thread.start, threading.Thread.join = start, join
-        del simulation.advance
+        del simulation.advance, simulation.fetch, simulation.fetch_v
         seen["unjoined"] = [t for t in seen["started"]
                             if t not in ours and t.ident in seen["threads"] and t not in seen["joined"]]
         for thread in started:  # still watched (their writes counted), before their writers are looked at
@@ -155,10 +169,14 @@ _BACKGROUND_AGAIN = ("your function makes {times} BackgroundWriters for one file
                      "file, and the next ones write to a closed file. " + _ONE_WRITER)
 
 
-def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep: int) -> None:
+def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep: int, fetched: int = 0,
+                        advanced: int = 0) -> None:
     """Images of a simulation advanced by other counts than nbextrastep before each image: once before the
     loop (every image the same V), k steps an image, or (i + 1) x nbextrastep (advance runs that many more
-    steps, from where the simulation is). Told in the simulation's words: advance, not the JAX exercise's loop."""
+    steps, from where the simulation is). Told in the simulation's words: advance, not the JAX exercise's loop.
+    Every image the same V where V was `fetched` fewer times than there are images is the fetch's mistake (one V,
+    fetched before the loop, written again), whatever the advances: the hint names the fetch, and the advance too
+    where the simulation `advanced` once only."""
     if frames.shape != (nbimage, rows, cols):
         return  # _compare_images tells the shape
     u, v = initial_state(rows, cols, np.float64)
@@ -166,21 +184,34 @@ def _advanced_otherwise(frames, rows: int, cols: int, nbimage: int, nbextrastep:
     for _ in range(max(nbextrastep * nbimage * (nbimage + 1) // 2, 4 * nbextrastep + 8)):
         u, v = reference_step(u, v, PARAMS)
         trajectory.append(v)
-    first = next((k for k in range(1, len(trajectory))
-                  if np.allclose(frames[0], trajectory[k], rtol=0, atol=PARITY_ATOL)), None)
+    first = next((k for k in range(len(trajectory)) if np.allclose(frames[0], trajectory[k], rtol=0, atol=PARITY_ATOL)),
+                 None)
     if first is None or first == nbextrastep and np.allclose(frames[1], trajectory[2 * nbextrastep], rtol=0,
                                                              atol=PARITY_ATOL):
         return
-    series = {"the simulation advances once, before the loop: advance nbextrastep steps before each image, in the loop":
-                  [first] * nbimage,
+    once = ("every image is the same V: the simulation advances once, before the loop: advance nbextrastep steps before "
+            "each image, in the loop")
+    if fetched < nbimage and _all_close(frames, [first] * nbimage, trajectory):
+        once = ("every image is the same V, fetched once, before the loop, and written again: "
+                + ("advance and fetch inside the loop, before each image, simulation.advance(nbextrastep) then "
+                   if advanced <= 1 else "fetch it inside the loop, after each advance, ")
+                + "writer.write(simulation.fetch_v())")
+    elif first == 0:
+        return
+    series = {once: [first] * nbimage,
               f"advance({first}) before each image: advance(nbextrastep), the steps between two images"
               + (f" ({nbextrastep} here)" if first > 1 else ""): [first * (i + 1) for i in range(nbimage)],
               "advance runs that many more steps from where the simulation is, so (i + 1) x nbextrastep adds up: "
               "advance(nbextrastep) before each image": [nbextrastep * (i + 1) * (i + 2) // 2 for i in range(nbimage)]}
     for hint, steps in series.items():
-        if all(n < len(trajectory) and np.allclose(frame, trajectory[n], rtol=0, atol=PARITY_ATOL)
-               for frame, n in zip(frames, steps)):
+        if _all_close(frames, steps, trajectory):
             raise NotYet(f"your images are V after {', '.join(map(str, steps))} steps: {hint}")
+
+
+def _all_close(frames, steps: list[int], trajectory: list) -> bool:
+    """Whether each frame is V after its count of `steps` (within the trajectory computed)."""
+    return all(n < len(trajectory) and np.allclose(frame, trajectory[n], rtol=0, atol=PARITY_ATOL)
+               for frame, n in zip(frames, steps))
 
 
 def _alternating(order: list, writing: set) -> str | None:
@@ -200,10 +231,12 @@ def _alternating(order: list, writing: set) -> str | None:
     return "each writing thread is joined before the simulation advances again"
 
 
-def _one_buffer(queued: list) -> bool:
-    """Whether two of the images handed to a BackgroundWriter are one array (or views of one)."""
-    hosts = [a for a in queued if isinstance(a, np.ndarray)]
-    return any(a is b or np.shares_memory(a, b) for i, a in enumerate(hosts) for b in hosts[i + 1 :])
+def _one_buffer(queued: list, as_queued: list) -> bool:
+    """Whether two of the images handed to a BackgroundWriter are one array (or views of one) that held other values
+    each time: one V handed over again unchanged (fetched once) is not overwritten, and the frames tell it."""
+    hosts = [(a, copy) for a, copy in zip(queued, as_queued) if isinstance(a, np.ndarray)]
+    return any((a is b or np.shares_memory(a, b)) and not np.array_equal(first, second, equal_nan=True)
+               for i, (a, first) in enumerate(hosts) for b, second in hosts[i + 1 :])
 
 
 def _changed_after_write(queued: list, as_queued: list) -> bool:
@@ -326,7 +359,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         if seen["left_open"]:
             raise NotYet("your writer is still open when your function returns: close it (a with block does it; "
                          "closing a BackgroundWriter also waits for the images still queued)")
-        if _one_buffer(seen["queued"]):
+        if _one_buffer(seen["queued"], seen["as_queued"]):
             raise NotYet("your images share one buffer: the writer's thread reads each image later, while you already "
                          "overwrite it with the next one. Hand the writer a fresh array each image, "
                          "writer.write(simulation.fetch_v())")
@@ -337,7 +370,8 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         if not path.is_file():
             raise NotYet(f"no file at path: write the images to {path.name} with a FrameWriter")
         frames, attributes = read_frames(path)
-    _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep)
+    _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep, seen["fetched"],
+                        sum(event == "advance" for event, _ in seen["order"]))
     _compare_images(frames, rows, cols, nbimage, nbextrastep)
     _check_attributes(attributes, nbimage, nbextrastep)
     if not attributes.get("complete"):
