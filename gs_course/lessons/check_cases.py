@@ -10,7 +10,7 @@ from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES, PLAYTEST_7_CUPY, PLAYTEST_8_CUPY, PLAYTEST_9_CUPY
 from .check_cases_jax import PLAYTEST_4_JAX
 from .check_cases_model import (OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL, PLAYTEST_6_MODEL,
-                               PLAYTEST_7_MODEL, PLAYTEST_8_MODEL)
+                               PLAYTEST_7_MODEL, PLAYTEST_8_MODEL, PLAYTEST_9_MODEL)
 from .check_cases_synthesis import PLAYTEST_7_SYNTHESIS, PLAYTEST_8_SYNTHESIS, PLAYTEST_9_SYNTHESIS, SYNTHESIS_CASES
 
 _PYTHON_LOOP = ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
@@ -41,7 +41,7 @@ CASES = [
     *PLAYTEST_4_MODEL,
     *PLAYTEST_6_MODEL,
     *PLAYTEST_5_MODEL,
-    *PLAYTEST_7_MODEL, *PLAYTEST_8_MODEL,
+    *PLAYTEST_7_MODEL, *PLAYTEST_8_MODEL, *PLAYTEST_9_MODEL,
     # --- playtest 4: the JAX tutorial's checkers (their own module too)
     *PLAYTEST_4_JAX,
     # --- JAX ------------------------------------------------------------------------------------

@@ -490,3 +490,62 @@ PLAYTEST_8_MODEL = [
     Case("jax 3", ("return u + p.dt * du, v + p.dt * dv", "return [u + p.dt * du, v + p.dt * dv]"), PASS, "step: right",
          name="a step returning a list"),
 ]
+
+# Playtest 9: a task body using its InputArrays as arrays (Legate's have no arithmetic, indexing or .shape)
+# passed the trial on NumPy copies and, without may_throw_exception, stopped the process.
+_READS = "a, b = np.asarray(u), np.asarray(v)"
+PLAYTEST_9_MODEL = [
+    Case("cupynumeric 6", (*_NO_THROW, _READS, "a, b = u, v"), FAIL,
+         "^your task steps_task uses u as an array .*np\\.asarray\\(u\\) first.*may_throw_exception back",
+         name="task InputArray directly, no may_throw"),
+    Case("cupynumeric 6", (_READS, "rows, cols = u.shape\n    " + _READS), FAIL,
+         "^(?!.*may_throw)your task steps_task uses u as an array \\(.*shape.*np\\.asarray\\(u\\)", name="a task reading u.shape"),
+    Case("cupynumeric 6", (*_NO_THROW, _WRITES, "    u_out[:] = a\n    v_out[:] = b"), FAIL,
+         "^your task steps_task writes into u_out itself .*np\\.asarray\\(u_out\\)\\[:\\] = .*may_throw_exception back",
+         name="a task writing its OutputArray by indexing"),
+    Case("cupynumeric 6", (*_NO_THROW, _READS, "a, b = np.array(u, copy=True), np.array(v.data())"), PASS, "time loop: right",
+         name="a task copying its inputs with np.array"),
+    Case("cupynumeric 6", (_READS, "assert u.ndim == 2 and u.type.to_numpy_dtype() == np.asarray(u).dtype\n    " + _READS),
+         PASS, "time loop: right", name="a task reading its arrays' ndim and numpy dtype"),
+]
+
+#: jax 6's batch with one_pair building the pair's Parameters and running it by `_ONE_RUN`, paired by `{pairs}`.
+_PAIR_CELL = ("def batch(feeds, kills, rows, cols, steps):\n    u0, v0 = (jnp.asarray(a) for a in model.initial_state(rows, cols))\n"
+              "    def one_pair(feed, kill):\n        q = Parameters(params.du, params.dv, feed, kill, params.dt)\n"
+              "        return {run}\n    return {pairs}\n\ncheck.batch(batch, device_type=jax.Array)\n")
+_ONE_RUN = "lax.fori_loop(0, steps, lambda _, uv: step(*uv, q), (u0, v0))[1]"
+_VMAP = "jax.jit(jax.vmap(one_pair{}))(jnp.asarray(feeds), jnp.asarray(kills))"
+PLAYTEST_9_MODEL += [
+    Case("jax 6", _PAIR_CELL.format(run="run(u0, v0, q, steps)[1]", pairs=_VMAP.format("")), FAIL,
+         "^your batch calls a jitted function whose p is a static argument.*traced.*lax\\.fori_loop",
+         name="batch calls jitted run (harness)"),
+    Case("jax 6", _PAIR_CELL.format(run=_ONE_RUN, pairs=_VMAP.format(", in_axes=(0, None)")), FAIL,
+         "^your batch: one_pair's kill is the whole array of kills .*in_axes=\\(0, 0\\)", name="batch in_axes None for kill"),
+    Case("jax 6", _PAIR_CELL.format(run=_ONE_RUN, pairs=_VMAP.format(", in_axes=(None, 0)")), FAIL,
+         "^your batch: one_pair's feed is the whole array of feeds", name="batch in_axes None for feed"),
+    Case("jax 6", _PAIR_CELL.format(run=_ONE_RUN, pairs="jnp.stack([one_pair(f, k) for f, k in zip(feeds, kills)])"),
+         FAIL, "^your batch takes the pairs one by one in Python.*jax\\.vmap", name="batch python loop no vmap"),
+    Case("jax 6", _PAIR_CELL.format(run=_ONE_RUN, pairs="jnp.stack([one_pair(feeds[i], kills[i]) for i in range(len(feeds))])"),
+         FAIL, "^your batch takes the pairs one by one in Python.*jax\\.vmap", name="batch python loop over indices"),
+    Case("jax 6", _PAIR_CELL.format(run=_ONE_RUN, pairs=_VMAP.format(", in_axes=(0, 0)")), PASS, "batch: .* each right",
+         name="batch with Parameters of vmap's tracers, in_axes=(0, 0)"),
+    Case("jax 6", _PAIR_CELL.format(run="lax.fori_loop(0, steps, lambda _, uv: step(uv[0], uv[1], q), (u0, v0))[1]",
+                                    pairs="jax.vmap(one_pair, in_axes=0)(feeds, kills)"), PASS, "batch: .* each right",
+         name="batch with Parameters, vmap unjitted on the NumPy pairs"),
+]
+#: An input rounded to a half precision as the operand of one product only: named with the operand.
+_A_HALF = "window_sum - counts * a.astype({})"
+PLAYTEST_9_MODEL += [
+    Case("jax 2", (_COUNTS, _A_HALF.format("jnp.float16")), FAIL, "the grid a in counts \\* a is rounded to float16",
+         name="jax lap float16 cast"),
+    Case("jax 2", (_COUNTS, _A_HALF.format("jnp.bfloat16")), FAIL, "a in counts \\* a is rounded to bfloat16",
+         name="counts * a with a in bfloat16"),
+    Case("cupy 1", (_COUNTS, _A_HALF.format("np.float16")), FAIL, "a in counts \\* a is rounded to float16",
+         name="counts * a with a in float16"),
+    Case("jax 3", ("uvv = u * v * v", "uvv = u.astype(jnp.bfloat16) * v * v"), FAIL,
+         "^your u_next is off: u in U's uvv term .*rounded to bfloat16", name="u in uvv in bfloat16"),
+    Case("cupynumeric 3", ("(p.feed + p.kill) * v", "(p.feed + p.kill) * v.astype(np.float16)"), FAIL,
+         "^your v_next is off: (v in )?V's \\(p.feed \\+ p.kill\\) v term .*rounded to float16", name="v in the loss term in float16"),
+    Case("jax 2", (_COUNTS, _A_HALF.format("jnp.float32")), PASS, "laplacian: right", name="counts * a cast to its float32"),
+    Case("jax 3", ("uvv = u * v * v", "uvv = u * (v * v)"), PASS, "step: right", name="uvv as u * (v * v)"),
+]

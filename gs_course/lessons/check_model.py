@@ -26,8 +26,8 @@ from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
-from .jax_programs import (BODY_ARGUMENTS, PMAP, check_loops, looped_program, names_pmap, not_unrolled, over_devices,
-                           same_program)
+from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
+                           over_devices, same_program)
 from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates,
                                  laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
 from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent,
@@ -401,7 +401,7 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
 
 
 #: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant; a
-#: loop's body called with other arguments than it takes.
+#: loop's body called with other arguments than it takes; the pairs' mistakes with Parameters (PAIR_ERRORS).
 _BATCH_ERRORS = (
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
      "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
@@ -409,7 +409,7 @@ _BATCH_ERRORS = (
     (ValueError, r"vmap was requested to map its argument along axis (-?\d+), which implies that its rank",
      "{what} maps feeds or kills along axis {0} (in_axes), an axis they do not have: both are 1-D, one value per pair, "
      "so axis 0, the pairs', is their only one. Map both along axis 0: in_axes=(0, 0), or leave in_axes out"),
-    *BODY_ARGUMENTS,
+    *BODY_ARGUMENTS, *PAIR_ERRORS,
 )
 
 

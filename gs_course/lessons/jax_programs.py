@@ -45,6 +45,29 @@ BODY_ARGUMENTS = (
 )
 
 
+#: What a Python loop over the steps, images or pairs is, and what to use instead.
+PYTHON_LOOP = "a Python loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}"
+
+#: The errors of the batch's common mistakes with the notebook's Parameters, which takes numbers or
+#: vmap's traced scalars: a NumPy number is a pair taken in Python (a loop over zip(feeds, kills), where
+#: jit would not even run it); a traced array of the pairs is an argument vmap did not map (in_axes
+#: None), so the pair holds them all; vmap's tracers in a jitted function's static p (the notebook's
+#: run, static_argnums=(2, 3)) cannot be hashed, since a static value must be known when jit compiles.
+PAIR_ERRORS = (
+    (TypeError, r"(?:feed|kill) must be a number, got np\.\w+\(",
+     "{what} takes the pairs one by one in Python (a loop over zip(feeds, kills) or feeds[i], one call of one_pair "
+     "for each): " + PYTHON_LOOP.format(instead="one pair's run, jax.vmap(one_pair), which runs every pair at once")),
+    ((TypeError, ValueError), r"(feed|kill) must be a number, got \w*Tracer\(\w+\[(\d+)\]",
+     "{what}: one_pair's {0} is the whole array of {0}s (shape ({1},)), not one pair's: jax.vmap with in_axes None for "
+     "the {0}s hands every pair all of them. Map both along axis 0: in_axes=(0, 0), or leave in_axes out"),
+    (ValueError, r"Non-hashable static arguments[\s\S]*Parameters\(.*Tracer",
+     "{what} calls a jitted function whose p is a static argument (the notebook's run, static_argnums=(2, 3)) with "
+     "one_pair's Parameters: under jax.vmap feed and kill are traced values, which cannot be static. Loop inside "
+     "one_pair, lax.fori_loop(0, steps, lambda _, uv: step(*uv, Parameters(...)), (u0, v0)) (or give run feed and "
+     "kill as traced arguments)"),
+)
+
+
 def _slice(jaxpr, outvars) -> tuple[list, set]:
     """The equations of `jaxpr` that `outvars` are computed from, in order, and the inputs they read
     (literals, which have a `val`, are no inputs: a constant condition, lambda c: True, reads none)."""
@@ -215,8 +238,8 @@ def not_unrolled(few, more, what: str, instead: str) -> None:
     (each step or pair adds dozens of operations; a slice of the result adds one)."""
     sizes = [len(list(_equations(program.jaxpr))) for program in (few, more)]
     if sizes[1] - sizes[0] > _A_FEW:
-        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): a Python "
-                     f"loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}")
+        raise NotYet(f"your program grows with the {what} ({sizes[0]} operations, {sizes[1]} with one more): "
+                     + PYTHON_LOOP.format(instead=instead))
 
 
 def looped_program(program, what: str, more: tuple, longer: tuple, argument: tuple):

@@ -179,7 +179,9 @@ def one_axis_padded(widths: list) -> str | None:
 
 def intermediates(a: np.ndarray):
     """(value, factor, what) of the Laplacian's intermediates a student may round to a half precision
-    on the way (`gs_course.lessons.rounding`): the window sum (a padded grid cast), counts * a, the result."""
+    on the way (`gs_course.lessons.rounding`): the window sum (a padded grid cast), counts * a, the grid a
+    as the operand of that product alone (counts * a.astype(...)), the result."""
     yield window_of(a, "constant"), 1.0, "the window sum (the padded grid?)"
     yield window_counts(*a.shape) * a, -1.0, "counts * a"
+    yield a, -window_counts(*a.shape), "the grid a in counts * a"
     yield reference_laplacian(a), 1.0, "the Laplacian"

@@ -191,10 +191,23 @@ def partial_starts(start, rows: int, cols: int):
 
 def step_intermediates(u, v, p, index: int):
     """(value, factor, what) of the intermediates of array `index`'s update a student may round to a
-    half precision on the way (`gs_course.lessons.rounding`): each term (uvv...), the Laplacian, the rate."""
+    half precision on the way (`gs_course.lessons.rounding`): each term (uvv...), the Laplacian, the rate,
+    and the inputs u and v as operands of one term alone (u.astype(...) * v * v), or of the update."""
     name, lu, lv = "uv"[index], reference_laplacian(u), reference_laplacian(v)
-    terms = [(value(u, v, lu, lv, p), label, formula) for array, label, formula, value in TERMS.values() if array == name]
+    terms = [(value, label, formula) for array, label, formula, value in TERMS.values() if array == name]
     for value, label, formula in terms:
-        yield value, p.dt, f"{label} ({formula})"
+        yield value(u, v, lu, lv, p), p.dt, f"{label} ({formula})"
     yield (lu, lv)[index], p.dt * (p.du, p.dv)[index], f"laplacian({name})"
-    yield sum(value for value, _, _ in terms), p.dt, f"d{name}, the rate"
+    yield sum(value(u, v, lu, lv, p) for value, _, _ in terms), p.dt, f"d{name}, the rate"
+    yield (u, v)[index], 1.0, f"{name} in {name} + p.dt * d{name}"
+    for value, label, formula in terms:
+        slopes = {"u": _slope(lambda x: value(x, v, lu, lv, p), u), "v": _slope(lambda x: value(u, x, lu, lv, p), v)}
+        for operand, slope in slopes.items():
+            if np.abs(slope).max() > 0:
+                yield {"u": u, "v": v}[operand], p.dt * slope, f"{operand} in {label} ({formula})"
+
+
+def _slope(term, x: np.ndarray, h: float = 1e-4) -> np.ndarray:
+    """d term / d x, cell by cell: central differences, exact for the terms' polynomials of degree 3 or less
+    up to h^2 (the rounding's first order is all the check needs)."""
+    return (term(x + h) - term(x - h)) / (2 * h)

@@ -1,5 +1,6 @@
 """An intermediate rounded to a half precision (float16, or JAX's bfloat16) on the way to a float32
-result: `a.astype(np.float16)` before the pad, `(u * v * v).astype(np.float16)`. The result is
+result: `a.astype(np.float16)` before the pad, `(u * v * v).astype(np.float16)`, or an operand of one
+operation, `counts * a.astype(np.float16)`. The result is
 off the reference by that rounding alone, too little for a named mistake and too much for float32.
 Undoing the exact operations that follow the intermediate recovers it from the student's values;
 where it lies on the half precision's grid of values in every cell (to float32's rounding), it was
@@ -30,18 +31,25 @@ def _spacing(x: np.ndarray, bits: int) -> np.ndarray:
 def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None:
     """The hint where `got` (float32) is `want` (the reference, float64) with one of `intermediates`
     rounded to a half precision, else None. Each intermediate: (its reference value, float64; the
-    factor it enters the result with, got = want + factor * (rounded - value); what it is)."""
+    factor it enters the result with, got = want + factor * (rounded - value); what it is). The
+    factor is a number for a value the result adds, or an array for an operand of a product, each
+    cell's other factor (counts in counts * a): where it is about 0 the cell tells nothing of the
+    operand, and must be right as it is."""
     if got.shape != want.shape or got.dtype != np.float32:
         return None
     error = got.astype(np.float64) - want
     for value, factor, what in intermediates:
+        factor = np.broadcast_to(np.asarray(factor, np.float64), value.shape)
+        weight = np.abs(factor)
+        carries = weight > 1e-3 * weight.max()  # the cells the intermediate enters the result in
         noise = 8 * np.finfo(np.float32).eps * max(float(np.abs(want).max()), float(np.abs(factor * value).max()), 1.0)
-        if np.abs(error).max() <= noise:
+        if np.abs(error).max() <= noise or not carries.any() or np.abs(error[~carries]).max(initial=0) > noise:
             continue
-        recovered, tolerance = value + error / factor, noise / abs(factor)
+        recovered = value[carries] + error[carries] / factor[carries]
+        tolerance = noise / weight[carries]
         for name, bits, cast in PRECISIONS:
-            telling = _spacing(value, bits) > _TELLING * tolerance
-            if (telling.sum() >= _ENOUGH_CELLS and np.abs(error[telling]).max() > noise
+            telling = _spacing(value[carries], bits) > _TELLING * tolerance
+            if (telling.sum() >= _ENOUGH_CELLS and np.abs(error[carries][telling]).max() > noise
                     and bool((np.abs(recovered - _round(recovered, bits)) <= tolerance).all())):
                 digits = round((bits + 1) * np.log10(2))
                 return (f"{what} is rounded to {name} (about {digits} digits): keep every value float32, no .{cast} "

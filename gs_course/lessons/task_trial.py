@@ -1,8 +1,9 @@
 """A Legate task's Python body tried outside Legate before the task runs. An exception inside a task
 that lacks `may_throw_exception=True` stops the whole process: the notebook's kernel dies and the
 student's state with it, with a 60-line LEGATE ERROR dump. So the first call of each task the
-student's function names runs the task's body on NumPy copies of the arguments it is handed
-(np.asarray of a NumPy array is itself), where an exception is the student's and is told in one line,
+student's function names runs the task's body on NumPy copies of the arguments it is handed, each
+behind the interface of Legate's task arrays (`_LegateLike`: np.asarray reads it, arithmetic and .shape
+fail as in the task), where an exception is the student's and is told in one line,
 and where an output filled with NaN shows the rows or columns the body never writes. It costs one
 run of the body on the checker's small grid.
 """
@@ -54,9 +55,99 @@ def _is_output(parameter) -> bool:
     return "OutputArray" in getattr(parameter.annotation, "__name__", str(parameter.annotation))
 
 
-#: What a NumPy copy lacks of Legate's PhysicalArray, which a right body may use (np.asarray(u.data()),
-#: u.type, u.domain()): the copy cannot stand in for it, so the trial gives way to the task.
-_STAND_IN_LACKS = re.compile(r"'numpy\.ndarray' object has no attribute|'memoryview' object is not callable")
+class _BeyondStandIn(AttributeError):
+    """A member Legate's task array has and the stand-in lacks (u.data().bind_data, ...): a right body may
+    use it, so the trial gives way to the task itself rather than blame the student."""
+
+
+class _LegateLike:
+    """A NumPy array behind the interface of one of Legate's task arrays, and no more: a body that works
+    here works in the task, and what fails in the task fails here too, before it can stop the process.
+    Legate's PhysicalArray (InputArray, OutputArray) and PhysicalStore (its .data()) are read by NumPy
+    through __array_interface__ (np.asarray, np.pad, np.sum take them) and answer .type, .ndim, .domain;
+    they have no arithmetic, indexing, len, iteration, .shape or .dtype, and neither has the stand-in: a
+    Python class without those slots raises Python's own TypeError or AttributeError, naming the type,
+    whose name here is the parameter's (`_stand_in`), so that the trial tells which argument was used."""
+
+    _legate = "PhysicalArray"  # the class of legate.core whose members a right body may call
+
+    def __init__(self, values: np.ndarray):
+        self._values = values
+
+    @property
+    def __array_interface__(self):
+        return self._values.__array_interface__
+
+    @property
+    def ndim(self) -> int:
+        return self._values.ndim
+
+    @property
+    def type(self):
+        from legate.core import Type  # only a task's trial gets here, with Legate loaded
+        return Type.from_numpy_dtype(self._values.dtype)
+
+    def _domain(self):
+        from legate.core import Domain
+        return Domain(lo=(0,) * self._values.ndim, hi=tuple(n - 1 for n in self._values.shape))
+
+    def __getattr__(self, attr: str):
+        import legate.core
+        if not attr.startswith("__") and attr in dir(getattr(legate.core, self._legate)):
+            raise _BeyondStandIn(attr)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{attr}'")
+
+
+class _TaskStore(_LegateLike):
+    """Legate's PhysicalStore, what `.data()` gives: its domain is a property, its memory the host's."""
+
+    _legate = "PhysicalStore"
+    domain = property(_LegateLike._domain)
+
+    @property
+    def target(self):
+        from legate.core import StoreTarget
+        return StoreTarget.SYSMEM
+
+    def __dlpack__(self, **kwargs):
+        return self._values.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self._values.__dlpack_device__()
+
+
+class _TaskArray(_LegateLike):
+    """Legate's PhysicalArray: not nullable, not nested, its domain a method, its store `.data()`."""
+
+    nullable = nested = False
+    domain = _LegateLike._domain
+
+    def data(self) -> _TaskStore:
+        return _stand_in(_TaskStore, self._name, self._values)
+
+
+#: How a stand-in's type is named, and found again in an error's message.
+_STAND_IN_NAME = "task array {}"
+_STAND_IN_NAMED = re.compile(r"'task array (\w+)'")
+
+
+def _stand_in(kind: type, name: str, values: np.ndarray) -> _LegateLike:
+    """`values` behind Legate's interface, in a type named after the task's parameter `name`."""
+    return type(_STAND_IN_NAME.format(name), (kind,), {"_name": name})(values)
+
+
+def _used_as_array(name: str, err: Exception) -> str | None:
+    """The hint for an error the body met using a task array as a NumPy array, else None."""
+    used = _STAND_IN_NAMED.search(str(err))
+    if not isinstance(err, (AttributeError, TypeError)) or not used:
+        return None
+    arg = used.group(1)
+    what = _STAND_IN_NAMED.sub(lambda m: m.group(1), str(err))
+    if "item assignment" in what:
+        return (f"your task {name} writes into {arg} itself ({what}): a task's array is written through its NumPy "
+                f"view, np.asarray({arg})[:] = a")
+    return (f"your task {name} uses {arg} as an array ({what}): a task's InputArray and OutputArray have no "
+            f"arithmetic, indexing, len or .shape; inside a task take np.asarray({arg}) first and compute with that")
 
 
 def _unwritten(output) -> np.ndarray:
@@ -76,19 +167,22 @@ def _trial(name: str, body, args, kwargs) -> str | None:
     with _checkers_own_copies():  # the checker's copies, not the student's round trips
         for key, value in bound.arguments.items():
             if hasattr(value, "shape") and hasattr(value, "__array__"):
-                bound.arguments[key] = _unwritten(value) if key in outputs else np.array(value)
+                bound.arguments[key] = _stand_in(_TaskArray, key, _unwritten(value) if key in outputs else np.array(value))
     try:  # the student's error told as any error of theirs is: a common mistake's hint, or what and where
         with np.errstate(all="ignore"), their_errors(f"your task {name}", library="cupynumeric"):
             try:
                 body(*bound.args, **bound.kwargs)
+            except _BeyondStandIn:
+                return None  # a member of Legate's the stand-in lacks: the task itself tells
             except (AttributeError, TypeError) as err:
-                if _STAND_IN_LACKS.search(str(err)):
-                    return None  # Legate's own array API (u.data(), u.type, u.domain): the task itself tells
+                used = _used_as_array(name, err)
+                if used:
+                    return f"{used}{_may_throw(body)}"
                 raise
     except NotYet as told:
         return f"{told}{_may_throw(body)}"
     for output in outputs:
-        unwritten = np.isnan(np.asarray(bound.arguments.get(output, np.zeros(0)), np.float64))
+        unwritten = np.isnan(np.asarray(getattr(bound.arguments.get(output), "_values", np.zeros(0)), np.float64))
         lines = _whole_lines(unwritten) if unwritten.ndim == 2 and unwritten.any() and not unwritten.all() else None
         if lines:
             return (f"your task {name} never writes {output}'s {lines}: write the whole output, "
