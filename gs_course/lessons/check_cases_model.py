@@ -507,6 +507,11 @@ PLAYTEST_9_MODEL = [
          name="a task copying its inputs with np.array"),
     Case("cupynumeric 6", (_READS, "assert u.ndim == 2 and u.type.to_numpy_dtype() == np.asarray(u).dtype\n    " + _READS),
          PASS, "time loop: right", name="a task reading its arrays' ndim and numpy dtype"),
+    *(Case("cupynumeric 6", ("u: InputArray, v: InputArray", "u: InputStore, v: InputStore", "@task(",
+                             "from legate.core.task import InputStore\n@task(", _READS, read), PASS, "time loop: right",
+           name=f"a task of InputStores reading {what}")  # a PhysicalStore's members, not a PhysicalArray's
+      for read, what in (("assert u.domain.hi[0] > 0\n    " + _READS, "their domain property"),
+                         ("a, b = (np.asarray(s.get_inline_allocation()) for s in (u, v))", "an inline allocation"))),
 ]
 
 #: jax 6's batch with one_pair building the pair's Parameters and running it by `_ONE_RUN`, paired by `{pairs}`.

@@ -51,8 +51,12 @@ def _tried_first(name: str, task):
     return call
 
 
+def _annotation(parameter) -> str:
+    return getattr(parameter.annotation, "__name__", str(parameter.annotation))
+
+
 def _is_output(parameter) -> bool:
-    return "OutputArray" in getattr(parameter.annotation, "__name__", str(parameter.annotation))
+    return any(kind in _annotation(parameter) for kind in ("OutputArray", "OutputStore"))
 
 
 class _BeyondStandIn(AttributeError):
@@ -167,7 +171,8 @@ def _trial(name: str, body, args, kwargs) -> str | None:
     with _checkers_own_copies():  # the checker's copies, not the student's round trips
         for key, value in bound.arguments.items():
             if hasattr(value, "shape") and hasattr(value, "__array__"):
-                bound.arguments[key] = _stand_in(_TaskArray, key, _unwritten(value) if key in outputs else np.array(value))
+                kind = _TaskStore if "Store" in _annotation(signature.parameters[key]) else _TaskArray  # InputStore: a store
+                bound.arguments[key] = _stand_in(kind, key, _unwritten(value) if key in outputs else np.array(value))
     try:  # the student's error told as any error of theirs is: a common mistake's hint, or what and where
         with np.errstate(all="ignore"), their_errors(f"your task {name}", library="cupynumeric"):
             try:
