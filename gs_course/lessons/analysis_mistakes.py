@@ -101,8 +101,10 @@ def flat_split(coordinates: np.ndarray, image: np.ndarray, mask: np.ndarray) -> 
         return None
     rows, cols = image.shape
     right = (np.array_equal(coordinates[:, 0], index // cols), np.array_equal(coordinates[:, 1], index % cols))
-    by_row = _other_length(lambda length: np.array_equal(coordinates[:, 0], index // length), image.shape)
-    by_col = _other_length(lambda length: np.array_equal(coordinates[:, 1], index % length), image.shape)
+    # A length of 1 splits nothing (idx // 1 is the flat index itself, idx % 1 zeros): a frame's idx beside its columns
+    # is no split, and would name one where the IndexError is another mistake's.
+    by_row = _other_length(lambda length: length > 1 and np.array_equal(coordinates[:, 0], index // length), image.shape)
+    by_col = _other_length(lambda length: length > 1 and np.array_equal(coordinates[:, 1], index % length), image.shape)
     if not (right[0] or by_row) or not (right[1] or by_col) or not (by_row or by_col):
         return None
     part, length, written = (("", by_row, f"idx // {by_row}, idx % {by_row}") if by_row == by_col else

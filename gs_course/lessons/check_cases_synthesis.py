@@ -421,4 +421,8 @@ PLAYTEST_9_SYNTHESIS = [
            "bright cells", name=f"coordinates {split}")
       for split in ("xp.stack(xp.unravel_index(idx, image.shape), axis=1)", "xp.stack(divmod(idx, image.shape[1]), axis=1)",
                     "xp.column_stack((idx // image.shape[1], idx % image.shape[1]))")),
+    # The flat index beside its right columns in the frame is no split by a row length of 1: the IndexError is the values'.
+    Case("synthesis 4", (_ARGWHERE, "idx = xp.flatnonzero(image > threshold)\n    cols = idx % image.shape[1]\n    rows = "
+                         "idx // image.shape[1]", _RETURNED, "return xp.stack((rows, cols), 1), image[rows, cols + 1]"),
+         FAIL, "^your values: an index went past the image's edge", name="right coordinates, the values off by a column"),
 ]
