@@ -41,13 +41,19 @@ def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None
     for value, factor, what in intermediates:
         factor = np.broadcast_to(np.asarray(factor, np.float64), value.shape)
         weight = np.abs(factor)
-        carries = weight > 1e-3 * weight.max()  # the cells the intermediate enters the result in
         noise = 8 * np.finfo(np.float32).eps * max(float(np.abs(want).max()), float(np.abs(factor * value).max()), 1.0)
-        if np.abs(error).max() <= noise or not carries.any() or np.abs(error[~carries]).max(initial=0) > noise:
+        if np.abs(error).max() <= noise:
             continue
-        recovered = value[carries] + error[carries] / factor[carries]
-        tolerance = noise / weight[carries]
         for name, bits, cast in PRECISIONS:
+            # The most the rounding can move each cell: where that shows above float32's rounding, the
+            # cell carries the intermediate; elsewhere the error must stay within it (a cell whose
+            # factor is small still carries a little of the rounding, and a wrong formula more).
+            moved = weight * _spacing(value, bits)
+            carries = moved > noise
+            if not carries.any() or (np.abs(error[~carries]) > noise + moved[~carries]).any():
+                continue
+            recovered = value[carries] + error[carries] / factor[carries]
+            tolerance = noise / weight[carries]
             telling = _spacing(value[carries], bits) > _TELLING * tolerance
             if (telling.sum() >= _ENOUGH_CELLS and np.abs(error[carries][telling]).max() > noise
                     and bool((np.abs(recovered - _round(recovered, bits)) <= tolerance).all())):
