@@ -121,9 +121,19 @@ def _bitonic_hint(code: str) -> str:
         return hint
     if not ("values[i]=" in code and "values[partner]=" in code):
         return "an exchange writes both values[i] and values[partner]"
+    if not _compares_values(code):
+        return ("your exchange swaps every pair, in order or not: compare the two values first and swap only a pair "
+                "out of order, if ((a > b) == ascending)")
     if not re.search(r"&k\b|\bk&", code):
         return "the direction of a pair comes from i & k: ascending where it is 0"
     return "thread i and thread partner share a pair: only the one with partner > i may compare and swap"
+
+
+def _compares_values(code: str) -> bool:
+    """Whether the code (spaces removed) compares anything but indices (partner > i, i < n, the bit of
+    i & k): an exchange that no comparison of the values guards swaps every pair."""
+    rest = re.sub(r"partner>=?i|i<=?partner|\b(i|partner)>=?n\b|\b(i|partner)<n\b|\([ijk]&[ijk]\)[=!]=0", "", code)
+    return bool(re.search(r"[<>]|\bf?(min|max)f?\(", rest))
 
 
 def _bitonic_network(values: np.ndarray, ascending, pair=lambda i, j, k: i ^ j) -> np.ndarray:

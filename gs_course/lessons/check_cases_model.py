@@ -554,3 +554,16 @@ PLAYTEST_9_MODEL += [
     Case("jax 2", (_COUNTS, _A_HALF.format("jnp.float32")), PASS, "laplacian: right", name="counts * a cast to its float32"),
     Case("jax 3", ("uvv = u * v * v", "uvv = u * (v * v)"), PASS, "step: right", name="uvv as u * (v * v)"),
 ]
+
+#: Playtest 10 (in real notebooks): a return indented into the loop gives one step's state, as a loop
+#: that restarts from the start does: the code tells which (a right loop returning after it still passes).
+PLAYTEST_9_MODEL += [
+    Case("cupynumeric 4", ("    return u, v\n", "        return u, v\n"), FAIL,
+         "state after one step: your return is inside the loop", name="the return inside the loop"),
+    Case("cupynumeric 4", ("    for _ in range(steps):\n        u, v = step(u, v, p)\n    return u, v\n",
+                           "    for _ in range(steps):\n        u, v = step(u, v, p)\n        if _ == steps - 1:\n"
+                           "            return u, v\n    return u, v\n"), PASS, "time loop: right",
+         name="a return inside the loop, at its last turn"),
+    Case("cupynumeric 4", ("u, v = step(u, v, p)", "a, b = step(u, v, p)", "return u, v", "return a, b"), FAIL,
+         "state after one step: start each step from the one before", name="each step from the start, returned after the loop"),
+]

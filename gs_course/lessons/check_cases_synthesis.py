@@ -426,3 +426,14 @@ PLAYTEST_9_SYNTHESIS = [
                          "idx // image.shape[1]", _RETURNED, "return xp.stack((rows, cols), 1), image[rows, cols + 1]"),
          FAIL, "^your values: an index went past the image's edge", name="right coordinates, the values off by a column"),
 ]
+
+#: Playtest 10 (in real notebooks): an exchange no comparison of the values guards was told the pair's
+#: threads both acted (the guard partner > i was there); right answers comparing by other spellings.
+PLAYTEST_9_SYNTHESIS += [
+    Case("synthesis 8", ("if ((a > b) == ascending) {", "{"), FAIL, "swaps every pair, in order or not",
+         name="every pair swapped, no comparison"),
+    Case("synthesis 8", ("if ((a > b) == ascending) {", "if (ascending ? (b < a) : (a < b)) {"), PASS, "sorted",
+         name="the comparison by a conditional"),
+    Case("synthesis 8", ("if ((a > b) == ascending) {", "if (fmaxf(a, b) == a && a != b && ascending || fminf(a, b) == a && a != b && !ascending) {"),
+         PASS, "sorted", name="the comparison by fmaxf and fminf"),
+]

@@ -9,11 +9,14 @@ the cell still fails, so `Run all` and nbval stop there.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import inspect
 import linecache
 import re
 import subprocess
 import sys
+import textwrap
 import threading
 
 import numpy as np
@@ -160,6 +163,21 @@ def _pair(got, what: str):
                      "(two arrays, not stacked)")
     kind = f"{type(got).__name__} of {len(got)}" if isinstance(got, (tuple, list)) else type(got).__name__
     raise NotYet(f"{what} returned {'an' if kind[0].lower() in 'aeiou' else 'a'} {kind}: it must return a pair, return u, v")
+
+
+def first_in_a_loop(function, matches) -> ast.AST | None:
+    """The first node of `function`'s code, as written, inside one of its loops that `matches`, else
+    None (None too where its code cannot be read): where two mistakes give the same values (a
+    return inside the loop, each step from the start: one step's state), the code tells them apart."""
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(inspect.unwrap(function))))
+    except (OSError, TypeError, SyntaxError, ValueError):
+        return None
+    for loop in (node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))):
+        found = next((node for node in ast.walk(loop) if matches(node)), None)
+        if found is not None:
+            return found
+    return None
 
 
 def _changed(passed, originals) -> bool:

@@ -17,12 +17,13 @@ function is called) is `gs_course.lessons.check_core`.
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import itertools
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok, their_errors
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .jax_mistakes import batch_mistakes, steps_of_first_image
@@ -267,7 +268,8 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
     twice = one_result_twice(arrays, want, "task" if task else "return", PARITY_ATOL) or half_precision(arrays, want)
     if twice:
         raise NotYet(f"your time loop is off: {twice}")
-    mistakes = list(state_mistakes(rows, cols, steps, task))
+    returns = not task and first_in_a_loop(student, lambda node: isinstance(node, ast.Return)) is not None
+    mistakes = list(state_mistakes(rows, cols, steps, task, returns_in_the_loop=returns))
     mistakes.append((want[::-1], SWAPPED["task"] if task else
                      "U and V are swapped: return u, v in that order"))
     try:

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import inspect
 import tempfile
-import textwrap
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _grid, _in_their_code, ok, their_errors
+from .check_core import PARAMS, NotYet, _grid, _in_their_code, first_in_a_loop, ok, their_errors
 from .check_model import _compare_images
 from .. import output
 from ..backends import create
@@ -141,15 +139,9 @@ def _closed_in_loop(student) -> str | None:
     """The student's `x.close()` called inside a loop of their function, as written, else None: the first turn
     closes the writer and the next write fails, inside the with block though it is (the generic hint's "put the
     loop inside the with block" would mislead)."""
-    try:
-        tree = ast.parse(textwrap.dedent(inspect.getsource(student)))
-    except (OSError, TypeError, SyntaxError):
-        return None
-    for loop in (node for node in ast.walk(tree) if isinstance(node, (ast.For, ast.While, ast.AsyncFor))):
-        for node in ast.walk(loop):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "close":
-                return ast.unparse(node)
-    return None
+    closed = first_in_a_loop(student, lambda node: isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                             and node.func.attr == "close")
+    return None if closed is None else ast.unparse(closed)
 
 
 def _write_errors(student) -> tuple:

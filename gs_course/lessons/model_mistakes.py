@@ -70,15 +70,19 @@ DEFAULT_PARAMETERS = ("it is what the course's default parameters give: use the 
                        "given (p), not the notebook's params")
 
 
-def state_mistakes(rows, cols, steps, task: bool = False):
+def state_mistakes(rows, cols, steps, task: bool = False, returns_in_the_loop: bool = False):
     """(u, v) of a time loop that runs one step too few or too many, returns the start state, starts
-    from U and V swapped or uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code)."""
+    from U and V swapped or uses the default parameters; `task`: the loop is a Legate task's (its hints name a task's code);
+    `returns_in_the_loop`: the student's code returns inside its loop (one step's state is then its first turn's)."""
     yield reference_run(rows, cols, 0, PARAMS), "it is the start state: run the steps and return their result"
     yield reference_run(rows, cols, steps, Parameters()), DEFAULT_PARAMETERS
     yield _run_from_new_u(rows, cols, steps), ("V is updated from the new U: compute both from the same state, "
                                                 "u, v = step(u, v, p) in one assignment")
     each = "a, b = ... in the task's loop" if task else "u, v = step(u, v, p) in the loop"
-    yield reference_run(rows, cols, 1, PARAMS), f"it is the state after one step: start each step from the one before, {each}"
+    yield reference_run(rows, cols, 1, PARAMS), (
+        "it is the state after one step: your return is inside the loop, so the function returns at its first turn: "
+        "return u, v after the loop, one indentation level out" if returns_in_the_loop else
+        f"it is the state after one step: start each step from the one before, {each}")
     yield _run_from(*initial_state(rows, cols, np.float64)[::-1], steps), ("it is the run from U and V swapped: the "
                                                                            "loop starts from (u, v), in that order")
     yield reference_run(rows, cols, steps - 1, PARAMS), "it is the state one step too early: run all the steps"
