@@ -178,7 +178,8 @@ def test_checkers_refuse_a_python_loop_over_the_images(checker, loop):
     (lambda images: images.sum(axis=1), "you summed over one axis of the image only"),
     (lambda images: images.mean(axis=(1, 2)), "that is the mean V of each image"),
     (lambda images: [image.sum() for image in images], "compute it in one call over the whole batch"),
-    (lambda images: images.max(axis=(1, 2)), "your mass is off at"),
+    (lambda images: images.max(axis=(1, 2)), "each image's largest V \\(max\\)"),
+    (lambda images: images.sum(axis=(1, 2), dtype=np.float64) * 1.5, "your mass is off at"),
     (lambda images: images.sum(axis=(1, 2)), "sum in float64"),
     (lambda images: images.sum(axis=(0, 1), dtype=np.float64), r"summed over the images \(axis 0\) and one axis"),
 ])

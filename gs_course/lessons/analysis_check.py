@@ -114,7 +114,10 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
     if not got.any() and want.any():
         raise NotYet("your masses are all 0: nothing was summed, or V was made integers first (astype(int) turns "
                      "each V, between 0 and 1, into 0); sum V itself, in float64")
-    for wrong, hint in ((images.astype(np.int64).sum(axis=(1, 2)), "your masses are sums of whole numbers: astype(int) "
+    # The largest V first: where each image's largest V is 1, its whole-number sum is that 1 too.
+    for wrong, hint in ((images.max(axis=(1, 2)), "your masses are each image's largest V (max): the mass is the sum of "
+                         "V over its cells, axis=(1, 2)"),
+                        (images.astype(np.int64).sum(axis=(1, 2)), "your masses are sums of whole numbers: astype(int) "
                          "turns each V (between 0 and 1) into 0 before the sum; sum V itself, in float64"),
                         (images[:, 0, :].sum(axis=1), "your masses sum each image's first row only (images[:, 0, :]): "
                          "sum all of its cells, axis=(1, 2)"),
