@@ -105,6 +105,16 @@ def library_calls_in_tasks(student) -> str | None:
     return None
 
 
+def decorator_of(body) -> str | None:
+    """The source of a task body's decorator (the lines above its def), None where its source cannot
+    be read: the task's constraints and options are read from there, as the student wrote them."""
+    try:
+        source = inspect.getsource(body)
+    except (OSError, TypeError):
+        return None
+    return source[: source.find("def ")]
+
+
 def arrays_not_kept_whole(student) -> str | None:
     """The hint for a task of `student`'s whose array arguments lack their broadcast constraint, read
     from its decorator, else None (also where its source cannot be read). Without it Legate may hand
@@ -112,11 +122,9 @@ def arrays_not_kept_whole(student) -> str | None:
     at every piece's edge, where the stencil needs the neighbours another piece holds."""
     for name, task in _tasks(student).items():
         for body in _task_bodies(task):
-            try:
-                source = inspect.getsource(body)
-            except (OSError, TypeError):
+            header = decorator_of(body)
+            if header is None:
                 continue
-            header = source[: source.find("def ")]
             arrays = [argument for argument, kind in body.__annotations__.items()
                       if getattr(kind, "__name__", str(kind)) in ("InputArray", "OutputArray")]
             loose = [a for a in arrays if not re.search(rf"broadcast\(\s*['\"]{a}['\"]", header)]

@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .check_core import NotYet, _checkers_own_copies, their_errors
-from .legate_check import _task_bodies, _tasks
+from .legate_check import _task_bodies, _tasks, decorator_of
 
 
 @contextlib.contextmanager
@@ -197,11 +197,8 @@ def _trial(name: str, body, args, kwargs) -> str | None:
 
 def _may_throw(body) -> str:
     """What to do where the task's decorator lacks may_throw_exception (read from its source)."""
-    try:
-        source = inspect.getsource(body)
-    except (OSError, TypeError):
-        return ""
-    if "may_throw_exception" in source[: source.find("def ")]:
+    header = decorator_of(body)
+    if header is None or "may_throw_exception" in header:
         return ""
     return ("; put may_throw_exception back while it fails, options=VariantOptions(may_throw_exception=True): "
             "without it an error inside a task stops the whole kernel")
