@@ -91,6 +91,8 @@ def _their_errors(*hints: tuple[type, str, str]):
 def mass(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images)` must return the mass of V (sum over the cells) of each image, shape (images,)."""
     images = batch()
+    while np.array_equal(images.max(axis=(1, 2)), images.astype(np.int64).sum(axis=(1, 2))):
+        images = batch()  # each image's one V of 1 its largest: a max and a whole-number sum would read alike
     count, rows, cols = images.shape
     result = _called(student, (images,), to_device=to_device)
     got = _returned(result, "your masses", device_type)
