@@ -177,4 +177,11 @@ PLAYTEST_4_JAX = [
          name="the time loop's inputs donated"),
     Case("jax 5", ("static_argnums=(2, 3, 4))", "static_argnums=(2, 3, 4), donate_argnums=(0, 1))"), PASS, "",
          name="the images' inputs donated"),
+    # Zeros from every start are not a start of the loop's own (the review of 6cd915f): they are named as zeros.
+    Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                   "return jnp.zeros_like(u), jnp.zeros_like(v)"), FAIL,
+         "^(?!.*state of its own).*holds zeros only: .*zeros returned", name="zeros returned"),
+    Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
+                   "u, v = lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))\n    return u * 0, v * 0"), FAIL,
+         "^(?!.*(state of its own|never written)).*holds zeros only", name="the result multiplied by zero"),
 ]

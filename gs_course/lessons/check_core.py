@@ -126,7 +126,9 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
         raise NotYet(f"{what} was never written: it still holds what its array held before")
     if not got.any() and want.any():  # a task's output is handed over fresh: zeros, whatever was in it
         raise NotYet(f"{what} holds zeros only: it was never written (an array from empty_like or zeros that "
-                     f"nothing filled{written_by})")
+                     f"nothing filled{written_by})" if nan_is_unwritten else
+                     f"{what} holds zeros only: a run started without V (v = 0, where nothing ever reacts), or "
+                     "zeros returned (zeros_like, a product with 0) in place of the state the steps computed")
     off = np.abs(got - want).max()
     for value, mistake in mistakes:
         value = np.asarray(value, np.float64)

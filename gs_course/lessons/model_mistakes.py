@@ -169,13 +169,13 @@ def states_after(start, counts) -> list:
     return states
 
 
-def ignores_its_start(first, second, from_initial: bool, what: str, how: str, fresh: bool = False) -> str | None:
+def ignores_its_start(first, second, from_initial: bool, what: str, how: str) -> str | None:
     """Where the results of a function run from the initial state (`first`, its arrays) and from
     `another_start` (`second`) are alike, the hint that it ignores the u, v it is given (`how`: what
-    starts from them); `from_initial`: its first result is the initial state's run; `fresh`: its
-    arrays are always written (JAX's), zeros are values. Else None."""
-    if not fresh and not any(np.isfinite(f).all() and f.any() for f in first):
-        return None  # outputs never written (zeros, NaN) are alike from any start: compare tells them
+    starts from them); `from_initial`: its first result is the initial state's run. Else None; also
+    where the results are zeros or NaN only, alike from any start (`compare` names those)."""
+    if not any(np.isfinite(f).all() and f.any() for f in first):
+        return None  # zeros or NaN only (never written, or returned so): compare tells them
     if not all(f.shape == s.shape and bool(np.allclose(f, s, rtol=0, atol=PARITY_ATOL)) for f, s in zip(first, second)):
         return None
     start = ("it starts from the initial state (model.initial_state) whatever they are" if from_initial else
