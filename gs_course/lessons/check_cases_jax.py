@@ -7,7 +7,7 @@ each, as there.
 
 from __future__ import annotations
 
-from .check_answers import FAIL, PASS, Case
+from .check_answers import EXERCISES, FAIL, PASS, Case
 
 _FORI = "lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))"
 _IMAGE_STEPS = "u, v = lax.fori_loop(0, nbextrastep, lambda _, uv: step(*uv, p), uv)"
@@ -15,6 +15,9 @@ _SCAN = "_, frames = lax.scan(one_image, (u, v), None, length=nbimage)\n    retu
 _PAIRS = "jax.jit(jax.vmap(one_pair))(jnp.asarray(feeds), jnp.asarray(kills))"
 _ABOVE_BELOW = 'above = lax.ppermute(band[-1:], "rows", down)\n    below = lax.ppermute(band[:1], "rows", up)'
 _PAIRS_OF = ("down = [(i, i + 1) for i in range(bands - 1)]\n    up = [(i + 1, i) for i in range(bands - 1)]")
+#: A step that ignores the u, v it is given (it steps from the initial state), wrapping the notebook's own.
+_FROM_INITIAL = ("_{name} = {name}\ndef {name}(u, v, p):\n    a, b = ({xp}.asarray(x) for x in model.initial_state(*u.shape))\n"
+                 "    return _{name}(a, b, p)\n")
 #: Every hint a checker gives outside the time loop must not send the student to lax.fori_loop's body.
 _NO_FORI = "^(?!.*fori_loop)"
 
@@ -184,4 +187,11 @@ PLAYTEST_4_JAX = [
     Case("jax 4", ("return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))",
                    "u, v = lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))\n    return u * 0, v * 0"), FAIL,
          "^(?!.*(state of its own|never written)).*holds zeros only", name="the result multiplied by zero"),
+    # A loop that calls a step which ignores its own u, v is right: the step is the one to mend.
+    Case("jax 4", _FROM_INITIAL.format(xp="jnp", name="step") + EXERCISES["jax 4"].answer, FAIL,
+         "calls your step, which is still wrong: fix exercise 1 first", name="the loop calls a step that ignores its u, v"),
+    Case("jax 5", _FROM_INITIAL.format(xp="jnp", name="step") + EXERCISES["jax 5"].answer, FAIL,
+         "calls your step, which is still wrong: fix exercise 1 first", name="the images call a step that ignores its u, v"),
+    Case("cupynumeric 4", _FROM_INITIAL.format(xp="cnp", name="step") + EXERCISES["cupynumeric 4"].answer, FAIL,
+         "calls your step, which is still wrong: fix exercise 2 first", name="the loop calls a step that ignores its u, v"),
 ]

@@ -1,5 +1,5 @@
-"""A step or a time loop that calls the student's own function of an earlier exercise (their
-`laplacian`, their `step`) which is still wrong is wrong because of it: the hint names that
+"""A step, a time loop or the images that call the student's own function of an earlier exercise (their
+`laplacian`, their `step`, their `run`) which is still wrong is wrong because of it: the hint names that
 exercise, where its cell's catch-up (`%catch_up N`) loads a right one, instead of the values of
 the exercise being checked, which the student may well have right. Likewise a step that returns a
 list, right on its own, which a loop's carry cannot take back: the hint names the step, not the loop.
@@ -20,7 +20,7 @@ from .notebooks import SOLUTIONS, exercises
 from ..model import laplacian as reference_laplacian, reference_step
 
 #: The earlier exercises' functions, by the name the notebooks give them, and the checker each has.
-_EARLIER = {"laplacian": "check.laplacian(", "step": "check.step("}
+_EARLIER = {"laplacian": "check.laplacian(", "step": "check.step(", "run": "check.time_loop("}
 
 #: Each library's notebook (by the end of its file name): where the exercise numbers come from.
 _NOTEBOOKS = {"jax": "_JAX", "cupynumeric": "_cuPyNumeric", "cupy": "_CuPy"}
@@ -50,9 +50,12 @@ def _still_wrong(name: str, function, to_device) -> bool:
     try:
         if name == "laplacian":
             got, want = [function(to_device(u.copy()))], [reference_laplacian(u.astype(np.float64))]
-        else:
+        elif name == "step":
             got = function(to_device(u.copy()), to_device(v.copy()), PARAMS)
             want = reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS)
+        else:
+            got = function(to_device(u.copy()), to_device(v.copy()), PARAMS, 2)
+            want = reference_step(*reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS), PARAMS)
         return not all(np.allclose(_to_numpy(g, "", None), w, rtol=0, atol=1e-4) for g, w in zip(got, want))
     except Exception:  # noqa: BLE001 (an error is as wrong as a value)
         return True
@@ -95,8 +98,6 @@ def _step_returning_a_list(student, to_device) -> str | None:
 def still_wrong_earlier(student, library: str | None, to_device, what: str) -> str | None:
     """The hint for `student` (a step, a time loop) that calls its notebook's earlier function which is
     still wrong, else None."""
-    if not inspect.isfunction(student):
-        return None
     for name, function in _theirs(student):
         if _still_wrong(name, function, to_device):
             number = _exercise(library, name)
