@@ -363,4 +363,7 @@ PLAYTEST_9_CUPY = [
     Case("cupy 7", (_LOOP, "        v = None\n        for _ in range(nbimage):\n            simulation.advance(nbextrastep)\n"
                            "            v = simulation.fetch_v()\n            writer.write(v)"), PASS, "saved images",
          name="V fetched into a name made before the loop"),
+    # a GPU array handed to the writer: CuPy's refusal to convert it is told as the writer's, not NumPy's
+    Case("cupy 7", ("writer.write(simulation.fetch_v())", 'writer.write(__import__("cupy").asarray(simulation.fetch_v()))'),
+         FAIL, "hands the writer a CuPy array.*fetch_v\\(\\)", where="gpu", name="a CuPy array handed to the writer"),
 ]

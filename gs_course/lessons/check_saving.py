@@ -130,6 +130,9 @@ _WRITE_ERRORS = (
     (output.WriterClosedError, r"this writer is closed",
      "{what} writes after the writer was closed (its with block had ended): put the loop that writes inside the "
      "with block"),
+    (TypeError, r"Implicit conversion to a NumPy array is not allowed",
+     "{what} hands the writer a CuPy array: HDF5 writes from the host's memory, and the writer's thread would read a "
+     "GPU array that the next steps change. Hand it a host copy made for each image, writer.write(simulation.fetch_v())"),
     (AttributeError, r"'(\w*Path|str)' object has no attribute '(write|close)'",
      "{what} gives BackgroundWriter a path: it wraps a FrameWriter, BackgroundWriter(FrameWriter(path, ...))"),
 )
