@@ -19,8 +19,9 @@ import numpy as np
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, class_shift, decile_index, flat_index_hint, flat_row_length, flat_split,
-                                half_operand, loop_turns, other_norms, own_codes, split_named, wrong_products)
+                                half_operand, loop_turns, other_norms, split_named, wrong_products)
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
+from .legate_check import nested_codes
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
 
@@ -39,7 +40,7 @@ def _returned(result, what: str, device_type: type | None) -> np.ndarray:
 def _loops(student) -> bool:
     """Whether the student's function runs a Python loop (a `for` or a comprehension): one call, one
     kernel launch, per image instead of one over the batch."""
-    return any(i.opname in ("FOR_ITER", "GET_ITER") for code in own_codes(student) for i in dis.get_instructions(code))
+    return any(i.opname in ("FOR_ITER", "GET_ITER") for code in nested_codes(student) for i in dis.get_instructions(code))
 
 
 def _no_loop(student, what: str, per: str = "image", again=None, **turns: int) -> None:
@@ -452,7 +453,7 @@ def _binary_searches(device_type):
 def _names_used(function) -> set[str]:
     """The attribute and global names the function's code (nested code included) uses: a method
     call (edges.searchsorted) is not seen by `_binary_searches`."""
-    return {name for code in own_codes(function) for name in code.co_names}
+    return {name for code in nested_codes(function) for name in code.co_names}
 
 
 def deciles(student, device_type: type | None = None, to_device=np.asarray) -> None:

@@ -16,6 +16,7 @@ import sys
 import numpy as np
 
 from .check_core import NotYet
+from .legate_check import nested_codes
 
 #: Other indices of the decile q among n sorted values than floor(q (n - 1)), as students write them.
 _OTHER_INDICES = (
@@ -150,7 +151,7 @@ def split_named(student, image: np.ndarray, mask: np.ndarray):
 
 def _coordinates_in(traceback, student) -> list[np.ndarray]:
     """The candidate coordinates among the local arrays of the student's frames in `traceback` (on the host)."""
-    codes, found = set(own_codes(student)), []
+    codes, found = set(nested_codes(student)), []
     while traceback is not None:
         if traceback.tb_frame.f_code in codes:
             values = [_host(value) for value in traceback.tb_frame.f_locals.values()]
@@ -216,21 +217,10 @@ def _cosine(gram: np.ndarray) -> np.ndarray:
     return gram / np.outer(norms, norms)
 
 
-def own_codes(function) -> list:
-    """The code objects of `function`, those nested in it (its comprehensions, its inner functions) included."""
-    codes, pending = [], [getattr(function, "__code__", None)]
-    while pending:
-        code = pending.pop()
-        if code is not None:
-            codes.append(code)
-            pending += [c for c in code.co_consts if hasattr(c, "co_code")]
-    return codes
-
-
 def loop_turns(student, call) -> int:
     """How many times the line of the student's code run most often ran while `call()` runs it (the
     turns of its busiest loop): traced in this thread only, the tracer before restored."""
-    codes, counts = set(own_codes(student)), collections.Counter()
+    codes, counts = set(nested_codes(student)), collections.Counter()
 
     def lines(frame, event, arg):
         if event == "line":

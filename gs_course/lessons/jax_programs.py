@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from .check_core import NotYet, _equations
+from .legate_check import nested_codes
 
 #: How the hint for a loop whose body returns a list where its start is a tuple begins (`check_earlier` tells
 #: where the list comes from the notebook's step).
@@ -205,13 +206,7 @@ PMAP = ("jax.pmap maps over devices, one pair a device (and as many devices as p
 def names_pmap(function) -> bool:
     """Whether `function`, or a function defined in it, names pmap (jax.pmap, or pmap imported): read
     before tracing, whose error depends on how many devices there are (none for as many as pairs)."""
-    codes = [function.__code__] if hasattr(function, "__code__") else []
-    while codes:
-        code = codes.pop()
-        if "pmap" in code.co_names:
-            return True
-        codes += [const for const in code.co_consts if hasattr(const, "co_names")]
-    return False
+    return any("pmap" in code.co_names for code in nested_codes(function))
 
 
 def over_devices(program) -> str | None:

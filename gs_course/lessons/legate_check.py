@@ -30,13 +30,23 @@ _DEPTH = 4
 _LOADS_A_GLOBAL = {"LOAD_GLOBAL", "LOAD_NAME"}
 
 
+def nested_codes(function) -> list:
+    """The code object of `function` (or `function` itself, a code object; none for a callable without
+    code) and those nested in it: its comprehensions, its inner functions and theirs. Every reading
+    of a student's function walks these, not its top level alone."""
+    codes, pending = [], [function if isinstance(function, types.CodeType) else getattr(function, "__code__", None)]
+    while pending:
+        code = pending.pop()
+        if code is not None:
+            codes.append(code)
+            pending += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    return codes
+
+
 def _globals_used(function) -> dict:
     """The global names `function`'s code (and the code nested in it) reads, with their values."""
-    code_objects, names = [function.__code__], set()
-    while code_objects:
-        code = code_objects.pop()
-        names.update(i.argval for i in dis.get_instructions(code) if i.opname in _LOADS_A_GLOBAL)
-        code_objects += [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    names = {i.argval for code in nested_codes(function) for i in dis.get_instructions(code)
+             if i.opname in _LOADS_A_GLOBAL}
     scope = {**getattr(function, "__globals__", {})}
     for cell_name, cell in zip(function.__code__.co_freevars, function.__closure__ or ()):
         try:
@@ -138,11 +148,11 @@ def arrays_not_kept_whole(student) -> str | None:
 
 def _loads(code, name: str) -> bool:
     """Whether `code` (or code nested in it) reads the local or enclosed variable `name`."""
-    for instruction in dis.get_instructions(code):
+    for instruction in (i for nested in nested_codes(code) for i in dis.get_instructions(nested)):
         value = instruction.argval
         if instruction.opname.startswith("LOAD_") and (value == name or isinstance(value, tuple) and name in value):
             return True
-    return any(_loads(c, name) for c in code.co_consts if isinstance(c, types.CodeType))
+    return False
 
 
 def outputs_never_written(student) -> str | None:
