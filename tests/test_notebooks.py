@@ -133,3 +133,35 @@ def test_each_your_turn_is_a_plain_error_and_the_catch_up_runs_on(solution, stud
         said = "".join(output.get("text", "") for output in wrong.outputs)
         assert said == f"%catch_up N, with N the exercise's number, 1 to {exercises}\n"
     assert turns == exercises >= 5
+
+
+def test_a_catch_up_typed_beside_other_code_stops_its_cell_with_its_line_alone():
+    """`%catch_up N` typed in place of the stub's "your turn" line runs when the checker calls the
+    stub's function: the answer is loaded and the cell stops there with that line alone, where the
+    checker would go on to a hint on the old code ("your Laplacian is None"). Typed in another
+    exercise's cell (its stub says which), it loads nothing and says whose cell it is."""
+    (student,) = [s for _, s in PAIRS if s.name == "3_Python_GPU_CuPy.ipynb"]
+    given = nbformat.read(student, as_version=4)
+    first = next(i for i, c in enumerate(given.cells) if notebooks.YOUR_TURN in c.source)
+    client = NotebookClient(given, timeout=300, kernel_name="python3", allow_errors=True,
+                            resources={"metadata": {"path": str(student.parent)}})
+    payloads = []
+    client.on_cell_executed = lambda cell, cell_index, execute_reply: payloads.append(execute_reply["content"].get("payload", []))
+    typed = {number: nbformat.v4.new_code_cell(given.cells[first].source.replace(
+        "raise NotImplementedError", f"%catch_up {number}\n    #")) for number in (1, 2)}
+    with client.setup_kernel():
+        for index in range(first):
+            if given.cells[index].cell_type == "code":
+                client.execute_cell(given.cells[index], index)
+        for number, cell in typed.items():
+            client.execute_cell(cell, first)
+            (error,) = [o for o in cell.outputs if o.output_type == "error"]
+            assert not [o for o in cell.outputs if o.output_type != "error"], "nothing but the catch-up's line"
+            loaded = [p for p in payloads[-1] if p.get("source") == "set_next_input"]
+            if number == 1:
+                assert error.traceback == ["Exercise 1's answer is now in this cell: run the cell to go on."]
+                assert loaded and "### BEGIN" not in loaded[0]["text"] and "check.laplacian(" in loaded[0]["text"]
+            else:
+                assert error.traceback == ["This cell is exercise 1's: %catch_up 1 loads its answer here (exercise 2's "
+                                           "answer goes in exercise 2's cell)"]
+                assert not loaded

@@ -77,8 +77,45 @@ def enable_catch_up(name: str) -> None:
         if not 1 <= number <= len(solved):
             print(f"%catch_up N, with N the exercise's number, 1 to {len(solved)}")
             return
-        get_ipython().set_next_input(solved[number - 1], replace=True)
-        print(f"Exercise {number}'s answer is now in this cell: run the cell to go on.")
+        shell = get_ipython()
+        cell = _running_cell(shell)
+        named = {int(n) for n in re.findall(r"%catch_up (\d+) in this cell", cell)} - {number}
+        if named:
+            said = (f"This cell is exercise {min(named)}'s: %catch_up {min(named)} loads its answer here "
+                    f"(exercise {number}'s answer goes in exercise {number}'s cell)")
+        else:
+            shell.set_next_input(solved[number - 1], replace=True)
+            said = f"Exercise {number}'s answer is now in this cell: run the cell to go on."
+        if not _typed_alone(shell, cell):
+            raise StopCell(said)  # the rest of the cell (the stub kept, its checker) would fail on the old code
+        print(said)
+
+
+class StopCell(BaseException):
+    """Stops the cell in which `%catch_up N` was typed beside other code (in the stub's function, whose
+    checker calls it): its line is shown alone (IPython's `_render_traceback_`), and no checker takes it
+    for the function's own error (they catch Exception), so the old code's hint never follows it."""
+
+    def _render_traceback_(self) -> list[str]:
+        return [str(self)]
+
+
+def _running_cell(shell) -> str:
+    """The text of the cell being run (IPython stores it before it runs), "" where it is not stored."""
+    history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or [""]
+    return history[-1]
+
+
+def _typed_alone(shell, cell: str) -> bool:
+    """Whether `%catch_up` is the cell's only code (comments aside), run at the cell's top level, not from a
+    function it was typed in."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals is not shell.user_ns:
+        frame = frame.f_back
+    if frame is not None and frame.f_code.co_name != "<module>":
+        return False
+    code = [text for text in (line.split("#")[0].strip() for line in cell.splitlines()) if text]
+    return len(code) <= 1
 
 
 def named(paths: list[Path], name: str) -> list[Path]:
