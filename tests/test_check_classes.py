@@ -6,7 +6,7 @@ and writes outside its arrays)."""
 import numpy as np
 import pytest
 
-from gs_course.lessons import analysis, analysis_check, check_core, checkers as check, cuda_on_cpu, kernel_check
+from gs_course.lessons import analysis, analysis_check, c_code, checkers as check, cuda_on_cpu, kernel_check
 
 needs_compiler = pytest.mark.skipif(cuda_on_cpu.compiler() is None, reason="no C++ compiler here")
 
@@ -106,4 +106,4 @@ def test_nvrtcs_words_for_min_of_a_float_and_an_int():
     """nvrtc (on the GPU) rejects min(image[i] * bins, bins - 1) as an ambiguous overload, where g++
     on the CPU reports the float index: both name the float."""
     line = 'error: more than one instance of overloaded function "min" matches the argument list:'
-    assert "an index is a float" in check_core.compile_hint([line])
+    assert "an index is a float" in c_code.compile_hint([line])

@@ -10,7 +10,8 @@ import re
 import numpy as np
 
 from . import analysis, cuda_on_cpu
-from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
+from .check_core import NotYet, ok
+from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
 from .kernel_barriers import barrier_mistake
 from .kernel_check import _gpu, _not_checked, _spaceless
 

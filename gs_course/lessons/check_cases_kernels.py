@@ -367,3 +367,22 @@ PLAYTEST_9_CUPY = [
     Case("cupy 7", ("writer.write(simulation.fetch_v())", 'writer.write(__import__("cupy").asarray(simulation.fetch_v()))'),
          FAIL, "hands the writer a CuPy array.*fetch_v\\(\\)", where="gpu", name="a CuPy array handed to the writer"),
 ]
+
+#: Playtest 11 (CuPy and cuPyNumeric notebooks, in real kernels): hints that named another mistake or a distance.
+PLAYTEST_11_CUPY = [
+    Case("cupy 1", ("counts = window_counts(rows, cols)", "counts = window_counts(135, 240)"), FAIL,
+         "too far apart for a slice.*rows, cols = a.shape", name="the counts of the notebook's grid"),
+    Case("cupy 1", ("counts = window_counts(rows, cols)", "counts = window_counts(rows + 1, cols)"), FAIL,
+         "a slice one row or column off", name="the counts a row too many"),
+    Case("cupy 2", ("    uvv = u * v * v", "    u16, v16 = u.astype(xp.float16), v.astype(xp.float16)\n    uvv = u16 * v16 * v16",
+                    "p.feed * (1 - u)", "p.feed * (1 - u16)", "(p.feed + p.kill) * v\n", "(p.feed + p.kill) * v16\n"), FAIL,
+         "float16", name="the reaction in float16"),
+    Case("cupy 3", ("(feed + kill) * v);", "(feed + kill) * v) * (1 / 2) * 2;"), FAIL,
+         "your v_next is off: .*adds nothing.*1 / 2 is 0", name="V's increment times (1 / 2) * 2"),
+    Case("cupy 4", ("for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {", "for (int c = col - 1; c <= col + 1; ++c) {\n            if (r * cols + c < 0 || r * cols + c >= rows * cols) continue;"),
+         FAIL, "only the first and last columns are off.*bound the column", name="the columns unbounded (a flat index wraps)"),
+    Case("cupy 5", ("return grid, block", "return [grid, block]"), PASS, "launch configuration: right",
+         name="the pair returned as a list"),
+    Case("cupy 7", ("simulation.advance(nbextrastep)", "simulation.advance(32)"), FAIL,
+         "^(?!.*fori_loop).*image 0 is V after 32 steps.*simulation.advance\\(nbextrastep\\)", name="32 steps an image"),
+]

@@ -14,18 +14,15 @@ import contextlib
 import inspect
 import linecache
 import re
-import subprocess
 import sys
 import textwrap
 import threading
 
 import numpy as np
 
-from .c_code import compile_hint, endless_loop
 from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
 from ..parameters import Parameters
-from ..backends import probe
 from ..measurement.compiled import equations as _equations  # noqa: F401 (the checkers walk programs with it)
 
 #: Odd, non-square, different each time: a right answer cannot depend on the grid.
@@ -145,7 +142,23 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
     elif wrong[border].all() and not wrong[~border].any():
         detail += ("; only the border is wrong: cells at the border have fewer neighbours (6 on an edge, "
                    "4 in a corner), neighbours outside the grid are left out of the sum")
+    elif edges := _edges_only(wrong):
+        detail += (f"; only the first and last {edges} are off: there a neighbour outside the grid is read from "
+                   f"elsewhere (the other side of the grid, a roll, or the {'row' if edges == 'columns' else 'grid'} "
+                   f"before or after, a flat index: cell - 1, cell + 1 wrap) where it must be left out: bound the "
+                   f"{edges[:-1]} too")
     raise NotYet(detail)
+
+
+def _edges_only(wrong: np.ndarray) -> str:
+    """"columns" where the wrong cells lie in the first and last columns only (and are most of them), "rows"
+    likewise, else "": the neighbours beyond one pair of sides taken from elsewhere."""
+    for name, first_last in (("columns", (slice(None), [0, -1])), ("rows", ([0, -1], slice(None)))):
+        edges = np.zeros(wrong.shape, bool)
+        edges[first_last] = True
+        if not wrong[~edges].any() and wrong[edges].mean() > 0.5:
+            return name
+    return ""
 
 
 # How the functions are called: copies in, the returned shape checked before anything else.
@@ -347,6 +360,20 @@ def _unwritten_as_nan(device_type):
             setattr(module, name, original)
 
 
+_SLICE_OFF = ("{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine "
+              "slices of the padded array is rows x cols, padded[i : i + rows, j : j + cols]")
+#: Grids too far apart for a slice's row or column: an array made for the notebook's grid (size.rows...).
+_OTHER_GRID = ("{what} combines arrays of shapes {shapes}, too far apart for a slice a row or column off: one was made "
+               "for another grid (the notebook's size.rows, size.cols, or a shape of its own) where the argument's was "
+               "meant. Make each array from the argument's shape: rows, cols = a.shape")
+
+
+def _far_apart(message: str) -> bool:
+    """Whether the 2-D shapes an error names differ by more than 2 along an axis (a slice is off by 1 or 2)."""
+    shapes = {(int(r), int(c)) for r, c in re.findall(r"\((\d+),\s*(\d+)\)", message)}
+    return any(abs(a - b) > 2 for one in shapes for other in shapes for a, b in zip(one, other))
+
+
 #: Errors that common mistakes raise inside the student's function, and the line each gets:
 #: (exception types, pattern of the message, hint; {what} is the function, {shapes} the shapes
 #: the message names, {message} its first line), and the libraries whose notebooks it is for
@@ -370,9 +397,7 @@ _KNOWN_ERRORS = (
      "{what} combines the grid with an array of the window's size ({shapes}): a sum over the grid's axes? "
      "sliding_window_view puts the window's axes last: .sum(axis=(2, 3))", ("cupy", "numpy", None)),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
-                              r"operands could not be",
-     "{what} combines arrays of different shapes ({shapes}): a slice one row or column off? each of the nine slices "
-     "of the padded array is rows x cols, padded[i : i + rows, j : j + cols]", None),
+                              r"operands could not be", _SLICE_OFF, None),
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
      "{what}: a function is called with other arguments than it takes ({message}): call it as it is defined "
      "(laplacian(a), step(u, v, p))", None),
@@ -449,6 +474,7 @@ def their_errors(what: str, hints=(), library: str | None = None):
                  if libraries is None or library in libraries]
         for kind, pattern, hint in (*hints, *known):  # a hint's {0}, {1}...: the pattern's groups
             if isinstance(err, kind) and (found := re.search(pattern, message)):
+                hint = _OTHER_GRID if hint is _SLICE_OFF and _far_apart(message) else hint
                 raise NotYet(hint.format(*found.groups(), what=what, shapes=_shapes(message), message=first[:200])) from None
         where = _in_their_code(err)
         if where is None or YOUR_TURN_MESSAGE in message:
@@ -507,74 +533,3 @@ def _call(student, args, device_type, what: str, hints=(), cells: int | None = N
     with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), \
             their_errors(what, hints, _library(device_type)), _no_loop_over_cells(student, cells, what):
         return student(*args)
-
-
-_CONTEXT_LOST = ("The GPU's context is lost: from now on every GPU cell fails. Restart the notebook's kernel "
-                 "(Kernel > Restart Kernel), then run the cells from the top")
-
-
-def _gpu_cupy(what: str):
-    """CuPy where it runs on a GPU here; else None, after saying what is not checked and why."""
-
-    found = probe("cupy")
-    if not found.ok:
-        print(f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy ({found.reason})")
-        return None
-    import cupy
-
-    return cupy
-
-
-def _refuse_the_placeholder(student) -> None:
-    """The "your turn" error of a student function still unwritten, without calling it: where a
-    GPU-only checker cannot run the function, the student still learns that it is not written."""
-    if YOUR_TURN_MESSAGE in student.__code__.co_consts:
-        raise NotImplementedError(YOUR_TURN_MESSAGE)
-
-
-def c_text(text, what: str) -> None:
-    """The student's CUDA C must be a string: a list of lines, a number or a function gets one line
-    that says so, where the checkers' reading of the code would fail with a traceback."""
-    if not isinstance(text, str):
-        raise NotYet(f"{what} is a {type(text).__name__}: write the C as one string, in quotes "
-                     '("..." for one line, """...""" for several)')
-
-
-@contextlib.contextmanager
-def _gpu_errors_as_hints(cupy):
-    """nvrtc's log (the compiler's error lines) instead of CuPy's long traceback; a kernel that
-    touched memory outside its arrays told as such, with what it costs (the context is lost)."""
-    try:
-        yield
-    except cupy.cuda.compiler.CompileException as err:
-        lines = [line.strip() for line in str(err).splitlines() if "error" in line]
-        raise NotYet(compile_hint(lines or str(err).splitlines()[:1])) from None
-    except (cupy.cuda.runtime.CUDARuntimeError, cupy.cuda.driver.CUDADriverError) as err:
-        # CUDA names a wild access in several ways (an illegal address, an invalid address space, a launch failure)
-        raise NotYet(f"your kernel failed on the GPU ({err}): most often it reads or writes outside its arrays, at the "
-                     f"border or with an index far too large. {_CONTEXT_LOST}") from None
-
-
-def trial_in_a_child(trial: str, body: str) -> None:
-    """Run the student's kernel once in a separate process first (`trial`, "module:function", is
-    called there with `body`): a kernel that touches memory far outside its arrays, or never ends,
-    costs that process its GPU context, not the notebook's. Any failure of the child is the
-    kernel's, but for a GPU without memory for a second process (a small one, nearly full: no trial
-    then), and for a kernel that does not compile, left to the notebook's process, which reports
-    the compiler's lines. CUDA names a wild access in several ways (an illegal address...)."""
-    if "cupy" in sys.modules:  # the spare blocks of this process's pool, for the child on a small GPU
-        sys.modules["cupy"].get_default_memory_pool().free_all_blocks()
-    module, function = trial.split(":")
-    code = f"import sys; from {module.rsplit('.', 1)[0]} import {module.rsplit('.', 1)[1]} as m; m.{function}(sys.stdin.read())"
-    try:
-        child = subprocess.run([sys.executable, "-c", code], input=body, capture_output=True, text=True, timeout=60)
-    except subprocess.TimeoutExpired:
-        raise NotYet("your kernel did not finish within 60 s on a small input: "
-                     + (endless_loop(body) or "a loop that never ends?")) from None
-    if child.returncode != 0 and not re.search(r"OutOfMemoryError|out of memory|OUT_OF_MEMORY", child.stderr):
-        last = next((line.strip() for line in reversed(child.stderr.splitlines()) if line.strip()), "no message")
-        raise NotYet("your kernel failed when tried in a separate process (this notebook's GPU is unharmed): it reads "
-                     "or writes outside its arrays, most often at the border or with an index far too large "
-                     f"({last[:160]})")
-
-

@@ -26,7 +26,7 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok, their_errors
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
-from .jax_mistakes import batch_mistakes, steps_of_first_image
+from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
                            over_devices, same_program)
 from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates,
@@ -379,7 +379,7 @@ _INITIAL_IMAGE = ("the first image is V after the first nbextrastep steps (the i
 
 
 def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextrastep: int,
-                    nan_is_unwritten: bool = True) -> None:
+                    nan_is_unwritten: bool = True, advance: str = JAX_IMAGE_STEPS) -> None:
     if got.shape == (nbimage + 1, rows, cols) and np.allclose(got[0], initial_state(rows, cols)[1]):
         raise NotYet(f"your images have shape {got.shape}, one too many: image 0 is the initial V, but {_INITIAL_IMAGE}")
     if got.shape == (nbimage, 2, rows, cols):
@@ -387,7 +387,7 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
     if got.shape != (nbimage, rows, cols):
         raise NotYet(f"your images have shape {got.shape}, expected (nbimage, rows, cols) = {(nbimage, rows, cols)}")
     if not np.allclose(got[0], reference_run(rows, cols, nbextrastep, PARAMS)[1], rtol=0, atol=PARITY_ATOL):
-        other = steps_of_first_image(got[0], rows, cols, PARAMS, nbextrastep, PARITY_ATOL)
+        other = steps_of_first_image(got[0], rows, cols, PARAMS, nbextrastep, PARITY_ATOL, advance)
         if other:
             raise NotYet(other)
     for i in range(nbimage):

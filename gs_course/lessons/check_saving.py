@@ -367,7 +367,7 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         frames, attributes = read_frames(path)
     _advanced_otherwise(frames, rows, cols, nbimage, nbextrastep, seen["fetched"],
                         sum(event == "advance" for event, _ in seen["order"]))
-    _compare_images(frames, rows, cols, nbimage, nbextrastep)
+    _compare_images(frames, rows, cols, nbimage, nbextrastep, advance="simulation.advance(nbextrastep) before each image")
     _check_attributes(attributes, nbimage, nbextrastep)
     if not attributes.get("complete"):
         raise NotYet("the file is not marked complete: close the writer (a with block does it)")

@@ -12,7 +12,8 @@ stop there.
 
 from __future__ import annotations
 
-from .check_core import PARAMS, NotYet, _equations, compare, ok, trial_in_a_child
+from .check_core import PARAMS, NotYet, _equations, compare, ok
+from .kernel_runs import trial_in_a_child
 from .check_model import batch, images, laplacian, on_device, step, time_loop
 from .check_saving import saved_images
 from .cupy_check import STEP_KERNEL, UPDATE_INPUTS, UPDATE_OUTPUTS, elementwise_update, pinned_fetch, step_kernel

@@ -16,8 +16,8 @@ import time
 
 import numpy as np
 
-from .check_core import (PARAMS, NotYet, _checkers_own_copies, _gpu_cupy, _gpu_errors_as_hints, _grid,
-                         _refuse_the_placeholder, c_text, compare, ok, trial_in_a_child)
+from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok
+from .kernel_runs import _gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, trial_in_a_child
 from . import cuda_on_cpu, kernel_mistakes
 from .kernel_barriers import barrier_mistake
 from .kernel_indices import unseen_read_outside
@@ -64,7 +64,7 @@ def _row_blocks(rows: int, block: tuple[int, int], strip_rows: int) -> int:
 
 def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, got) -> str | None:
     """What is wrong with `got`, the (grid, block) of the strip kernel on rows x cols; None if right."""
-    if not isinstance(got, tuple) or len(got) != 2 or not all(hasattr(part, "__len__") for part in got):
+    if not isinstance(got, (tuple, list)) or len(got) != 2 or not all(hasattr(part, "__len__") for part in got):
         return f"return a pair (grid, block), each two numbers; got {got!r}"
     floats = [n for part in got for n in part if not isinstance(n, (int, np.integer)) or isinstance(n, bool)]
     if floats:

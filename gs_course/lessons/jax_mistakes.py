@@ -11,16 +11,21 @@ from ..model import initial_state, reference_run, reference_step
 from ..parameters import Parameters
 
 
+#: How the JAX exercise runs an image's steps (the saving exercise's own: simulation.advance).
+JAX_IMAGE_STEPS = "lax.fori_loop(0, nbextrastep, ...) in one_image"
+
+
 def steps_of_first_image(image: np.ndarray, rows: int, cols: int, p: Parameters, nbextrastep: int,
-                         atol: float) -> str | None:
+                         atol: float, advance: str = JAX_IMAGE_STEPS) -> str | None:
     """Where the first image is V after k steps, k other than nbextrastep (up to 4 x nbextrastep + 8;
-    0 and 1 have hints of their own), the hint that names k; else None."""
+    0 and 1 have hints of their own), the hint that names k, and `advance`, the exercise's call that runs
+    an image's steps; else None."""
     u, v = initial_state(rows, cols, np.float64)
     for k in range(1, 4 * nbextrastep + 9):
         u, v = reference_step(u, v, p)
         if k > 1 and k != nbextrastep and np.allclose(image, v, rtol=0, atol=max(atol, 1e-4)):
             return (f"image 0 is V after {k} steps, not after nbextrastep = {nbextrastep}: each image is V after "
-                    "nbextrastep more steps, the argument (lax.fori_loop(0, nbextrastep, ...) in one_image)")
+                    f"nbextrastep more steps, the argument ({advance})")
     return None
 
 

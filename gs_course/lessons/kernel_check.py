@@ -18,7 +18,8 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .analysis_inputs import batch, close, first_difference, with_every_bin
-from .check_core import NotYet, _gpu_errors_as_hints, c_text, ok, trial_in_a_child
+from .check_core import NotYet, ok
+from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
 from .kernel_barriers import _DIVERGENT, _governing, _thread_dependent, divergent_barrier
 from .kernel_indices import same_cell_each_time
 from ..backends import probe

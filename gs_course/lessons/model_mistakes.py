@@ -28,11 +28,19 @@ SWAPPED = {
 }
 
 
+#: What "it is the state you were given" asks for, likewise.
+UNCHANGED = {
+    "return": "it is the state you were given: return the updated arrays (return u + ..., v + ...)",
+    "kernel": ("it is the state you were given: your kernel adds nothing to it, u_next = u + dt * (...), v_next = "
+               "v + dt * (...) (an integer division? In C, 1 / 2 is 0: write 0.5f)"),
+}
+
+
 def step_mistakes(u, v, p, writes: str = "return"):
     """(u_next, v_next) of the common wrong steps, and what each is."""
     right = reference_step(u, v, p)
     every_term = "multiply every term of the update by dt"
-    yield (u, v), "it is the state you were given: return the updated arrays (return u + ..., v + ...)"
+    yield (u, v), UNCHANGED[writes]
     yield (((right[0] - u) / p.dt, (right[1] - v) / p.dt),
            "it is the rates du and dv: return the new state, u + p.dt * du, v + p.dt * dv")
     yield (right[0] - u, right[1] - v), "it is one step's change, p.dt * du: add it to the state, u + p.dt * du"

@@ -38,6 +38,7 @@ def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None
     if got.shape != want.shape or got.dtype != np.float32:
         return None
     error = got.astype(np.float64) - want
+    intermediates = list(intermediates)
     for value, factor, what in intermediates:
         factor = np.broadcast_to(np.asarray(factor, np.float64), value.shape)
         weight = np.abs(factor)
@@ -60,6 +61,22 @@ def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None
                 digits = round((bits + 1) * np.log10(2))
                 return (f"{what} is rounded to {name} (about {digits} digits): keep every value float32, no .{cast} "
                         "on the way")
+    return _several_rounded(error, want, intermediates)
+
+
+def _several_rounded(error: np.ndarray, want: np.ndarray, intermediates: list) -> str | None:
+    """The hint where several intermediates were rounded to float16 at once (u and v cast before the
+    reaction, uvv and the feed computed in float16): the error is then no one intermediate's, but in
+    every cell within what their roundings together can move it, above float32's rounding in many, and
+    of either sign as often (a small slip in a formula, 1.001 - u, moves every cell one way)."""
+    noise = 8 * np.finfo(np.float32).eps * max(float(np.abs(want).max()), 1.0)
+    _, bits, cast = PRECISIONS[-1]  # bfloat16 moves a value 8 times as far: a wrong formula fits it more often
+    moved = sum(np.abs(np.broadcast_to(np.asarray(factor, np.float64), value.shape)) * _spacing(value, bits)
+                for value, factor, _ in intermediates)
+    shown = error[np.abs(error) > noise]
+    if (shown.size >= _ENOUGH_CELLS and bool((np.abs(error) <= noise + moved).all()) and np.abs(error).max() > 4 * noise
+            and 0.2 < (shown > 0).mean() < 0.8):  # rounding goes either way; a slip in a formula mostly one way
+        return f"values are rounded to float16 on the way (about 3 digits): keep every value float32, no .{cast}"
     return None
 
 
