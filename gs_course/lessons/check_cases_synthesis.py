@@ -437,3 +437,7 @@ PLAYTEST_9_SYNTHESIS += [
     Case("synthesis 8", ("if ((a > b) == ascending) {", "if (fmaxf(a, b) == a && a != b && ascending || fminf(a, b) == a && a != b && !ascending) {"),
          PASS, "sorted", name="the comparison by fmaxf and fminf"),
 ]
+
+#: Playtest 11 (synthesis notebook, in real kernels): hints that named another mistake or a distance.
+PLAYTEST_11_SYNTHESIS = [
+]
