@@ -194,4 +194,24 @@ PLAYTEST_4_JAX = [
          "calls your step, which is still wrong: fix exercise 1 first", name="the images call a step that ignores its u, v"),
     Case("cupynumeric 4", _FROM_INITIAL.format(xp="cnp", name="step") + EXERCISES["cupynumeric 4"].answer, FAIL,
          "calls your step, which is still wrong: fix exercise 2 first", name="the loop calls a step that ignores its u, v"),
+    # Playtest 11 (JAX notebook, in real kernels): a Laplacian's stencil shown, a step that cannot run under jit, the batch's grids
+    Case("jax 2", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a, 2)", "padded[i : i + rows", "padded[i + 1 : i + 1 + rows"), FAIL,
+         "stencil is not the model's: a cell gets 0 0 0 0 0 / 1 1 1 0 0 / 1 1 -8 0 0 / 1 1 1 0 0 / 0 0 0 0 0.*centred 1 column\\(s\\) to the left",
+         name="the window shifted a column left"),
+    Case("jax 2", ("sum(padded[i : i + rows, j : j + cols] for i in range(3) for j in range(3))",
+                   "(padded[0:rows, 0:cols] + padded[0:rows, 1:cols + 1] + padded[0:rows, 2:cols + 2] + padded[1:rows + 1, 0:cols]"
+                   " + padded[1:rows + 1, 1:cols + 1] + padded[1:rows + 1, 1:cols + 1] + padded[2:rows + 2, 0:cols]"
+                   " + padded[2:rows + 2, 1:cols + 1] + padded[2:rows + 2, 2:cols + 2])"), FAIL,
+         "stencil is not the model's: a cell gets 1 1 1 / 1 -7 0 / 1 1 1 ", name="nine slices typed, the centre twice"),
+    Case("jax 2", ("return window_sum - counts * a", "return window_sum - 8 * a"), FAIL,
+         "^(?!.*stencil)", name="8 for every cell's count (the border's hint, not the stencil)"),
+    Case("jax 3", ("    return u + p.dt * du", "    v = jnp.where(v > 1, 1.0, v)\n    return u + p.dt * du"), PASS, "step: right",
+         name="a clip that changes nothing, written with jnp.where"),
+    Case("jax 3", "def step(u, v, p):\n    uvv = u * v * v\n    u2 = u + p.dt * (p.du * laplacian(u) - uvv + p.feed * (1 - u))\n"
+         "    v2 = v + p.dt * (p.dv * laplacian(v) + uvv - (p.feed + p.kill) * v)\n    if v2.max() > 0.3:\n"
+         "        v2 = jnp.clip(v2, 0, 0.3)\n    return u2, v2\n\ncheck.step(step, device_type=jax.Array, to_device=jnp.asarray)\n",
+         FAIL, "does not run under jax.jit", name="a Python if on V's largest value clips it"),
+    Case("jax 6", ("lax.fori_loop(0, steps, body, (u0, v0))", "lax.fori_loop(0, steps, body, (u, v))", "def batch(",
+                   "u, v = (jnp.asarray(a) for a in model.initial_state(45, 52))\ndef batch("), FAIL,
+         "start from grids of 45 x 52, not rows x cols = 33 x 41.*not the notebook's u, v", name="the pairs start from the notebook's u, v"),
 ]

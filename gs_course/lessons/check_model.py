@@ -29,7 +29,7 @@ from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, sl
 from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
                            over_devices, same_program)
-from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates,
+from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates, stencil_hint,
                                  laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
 from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent,
                            outputs_never_written, reaches_a_task)
@@ -147,6 +147,12 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
             rounded = "off the reference" in str(off) and half_rounded(got, want, laplacian_intermediates(a.astype(np.float64)))
             if rounded:
                 raise NotYet(f"your Laplacian is off: {rounded}") from None
+            stencil = None
+            with contextlib.suppress(NotYet):  # a call that fails on a single 1 says nothing of the stencil
+                stencil = "off the reference" in str(off) and stencil_hint(lambda g: _to_numpy(_call(
+                    student, (to_device(g),), device_type, "your Laplacian"), "", device_type).astype(np.float64), a, got)
+            if stencil:
+                raise NotYet(stencil) from None
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
@@ -183,6 +189,9 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     passed = (to_device(u.copy()), to_device(v.copy()))
     got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
     changed = _changed(passed, (u, v))
+    jax = _jax(device_type)
+    if jax is not None:  # before the values: a Python if on an array's value changes them, and cannot run under jit
+        _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
     mistakes = list(step_mistakes(u64, v64, PARAMS, writes))
     arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
     twice = one_result_twice(arrays, want, writes, 1e-5)
@@ -205,9 +214,6 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
                 raise NotYet(f"{err}. Your step changed its inputs: compute both updates from the arrays as "
                              "given, then change them (or return new arrays)") from None
             raise
-    jax = _jax(device_type)
-    if jax is not None:
-        _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
     _refuse_changed_inputs(changed, "step")
     ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + device_note(student, device_type))
 
@@ -495,6 +501,13 @@ def _batch(student, device_type, base: Parameters) -> None:
             if any(_makes_shape(e, (2, cols, rows)) for e in _equations(few.jaxpr)):
                 raise NotYet(f"your grids are {cols} x {rows}, rows and cols swapped: each pair's grid is rows x cols, "
                              "model.initial_state(rows, cols)")
+            grids = {tuple(out.aval.shape[1:]) for e in _equations(few.jaxpr) if e.primitive.name in ("mul", "add", "sub")
+                     for out in e.outvars if len(getattr(getattr(out, "aval", None), "shape", ())) == 3
+                     and out.aval.shape[0] == 2}
+            if grids and (rows, cols) not in grids:  # the pairs mapped over grids of another size: the notebook's u, v
+                raise NotYet(f"your runs start from grids of {' x '.join(map(str, max(grids)))}, not rows x cols = "
+                             f"{rows} x {cols}: start each pair from u0, v0 = model.initial_state(rows, cols), not "
+                             "the notebook's u, v")
             alike = _to_numpy(_call(student, (feeds[:2], kills[:2], rows, cols, 2), device_type, "your batch",
                                     _BATCH_ERRORS), "your batch", device_type)
             if alike.shape == (2, rows, cols) and np.array_equal(alike[0], alike[1]):  # nothing of a pair's own

@@ -185,3 +185,48 @@ def intermediates(a: np.ndarray):
     yield window_counts(*a.shape) * a, -1.0, "counts * a"
     yield a, -window_counts(*a.shape), "the grid a in counts * a"
     yield reference_laplacian(a), 1.0, "the Laplacian"
+
+
+def _weights_text(weights: np.ndarray) -> str:
+    """The weights row by row (the row above first), whole numbers as such: "1 1 1 / 1 -8 1 / 1 1 1"."""
+    def number(w: float) -> str:
+        return str(int(round(w))) if abs(w - round(w)) < 1e-4 else f"{w:.3g}"
+    return " / ".join(" ".join(number(w) for w in row) for row in weights)
+
+
+def stencil_hint(laplacian, a: np.ndarray, got: np.ndarray) -> str | None:
+    """What the student's Laplacian does with a cell's neighbours, shown as its weights, where that is not the
+    model's: `laplacian` (a NumPy grid to a float64 NumPy grid) run on a single 1 in a grid of zeros gives its
+    stencil, which must also give its result `got` on `a` away from the border (else it is no stencil: a clip,
+    a value of its own, and None). A shifted window, a slice typed twice, a weight of its own all show there,
+    where its distance from the reference names nothing."""
+    rows, cols = a.shape
+    if min(rows, cols) < 9:
+        return None
+    impulse = np.zeros(a.shape, np.float32)
+    impulse[rows // 2, cols // 2] = 1
+    response = laplacian(impulse)
+    around = (slice(rows // 2 - 2, rows // 2 + 3), slice(cols // 2 - 2, cols // 2 + 3))
+    rest = response.copy()
+    rest[around] = 0
+    if not np.isfinite(response).all() or np.abs(rest).max() > 1e-4:
+        return None
+    weights = response[around][::-1, ::-1]  # weights[2 + dr, 2 + dc]: what the cell at (row + dr, col + dc) adds
+    predicted = sum(weights[2 + dr, 2 + dc] * np.roll(a, (-dr, -dc), axis=(0, 1))
+                    for dr in range(-2, 3) for dc in range(-2, 3))
+    inner = (slice(2, -2), slice(2, -2))
+    model = np.zeros((5, 5))
+    model[1:4, 1:4], model[2, 2] = 1, -8
+    if not np.allclose(predicted[inner], got[inner], rtol=0, atol=1e-4) or np.allclose(weights, model, rtol=0, atol=1e-4):
+        return None
+    shown = weights[1:4, 1:4] if np.abs(weights[[0, -1], :]).max() + np.abs(weights[:, [0, -1]]).max() < 1e-4 else weights
+    hint = (f"your Laplacian's stencil is not the model's: a cell gets {_weights_text(shown)} from itself and its "
+            f"neighbours (row above first), the model's is 1 1 1 / 1 -8 1 / 1 1 1")
+    window = np.round(weights + 9 * (np.arange(25).reshape(5, 5) == 12), 4)  # the window sum alone, counts put back
+    ones = np.argwhere(window == 1)
+    if len(ones) == 9 and not (window != 0).sum() - 9 and np.ptp(ones, axis=0).tolist() == [2, 2]:
+        dr, dc = (ones.mean(axis=0) - 2).astype(int)
+        hint += (f": your window is centred {abs(dr)} row(s) {'below' if dr > 0 else 'above'} and " if dr else ": your window is centred ")
+        hint += (f"{abs(dc)} column(s) to the {'right' if dc > 0 else 'left'} of the cell" if dc else "on the cell's own column")
+        hint += ", its nine slices of the array padded by 1 are padded[i : i + rows, j : j + cols], i and j in range(3)"
+    return hint
