@@ -165,3 +165,31 @@ def test_a_catch_up_typed_beside_other_code_stops_its_cell_with_its_line_alone()
                 assert error.traceback == ["This cell is exercise 1's: %catch_up 1 loads its answer here (exercise 2's "
                                            "answer goes in exercise 2's cell)"]
                 assert not loaded
+
+
+def test_the_saved_cell_is_found_by_the_id_jupyterlab_sends(tmp_path, monkeypatch):
+    """A cell replaced whole by `%catch_up 3` holds no stub that names its exercise: the saved notebook's
+    version of the cell (by the id JupyterLab sends, in the notebook the server names) still does."""
+    stub = f"def step(u, v, p):\n    {notebooks.YOUR_TURN}  # stuck? %catch_up 2 in this cell loads the answer\n"
+    saved = {"cells": [{"cell_type": "code", "id": "a1", "source": "x = 1"},
+                       {"cell_type": "code", "id": "b2", "source": stub.splitlines(keepends=True)}]}
+    (tmp_path / "lesson.ipynb").write_text(json.dumps(saved))
+
+    class Kernel:
+        def __init__(self, cell_id):
+            self.cell_id = cell_id
+
+        def get_parent(self, channel):
+            return {"metadata": {"cellId": self.cell_id}}
+
+    class Shell:
+        def __init__(self, cell_id):
+            self.kernel = Kernel(cell_id)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("JPY_SESSION_NAME", "some/folder/lesson.ipynb")
+    assert notebooks._saved_cell(Shell("b2")) == stub
+    assert notebooks._saved_cell(Shell("zz")) == ""
+    monkeypatch.delenv("JPY_SESSION_NAME")
+    assert notebooks._saved_cell(Shell("b2")) == ""  # no notebook named: nothing, never an error
+    assert notebooks._saved_cell(object()) == ""

@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -79,7 +80,7 @@ def enable_catch_up(name: str) -> None:
             return
         shell = get_ipython()
         cell = _running_cell(shell)
-        named = {int(n) for n in re.findall(r"%catch_up (\d+) in this cell", cell)} - {number}
+        named = {int(n) for n in re.findall(r"%catch_up (\d+) in this cell", cell + _saved_cell(shell))} - {number}
         if named:
             said = (f"This cell is exercise {min(named)}'s: %catch_up {min(named)} loads its answer here "
                     f"(exercise {number}'s answer goes in exercise {number}'s cell)")
@@ -104,6 +105,19 @@ def _running_cell(shell) -> str:
     """The text of the cell being run (IPython stores it before it runs), "" where it is not stored."""
     history = getattr(getattr(shell, "history_manager", None), "input_hist_raw", None) or [""]
     return history[-1]
+
+
+def _saved_cell(shell) -> str:
+    """The text the running cell had when its notebook was last saved (the stub, which names its exercise,
+    where the student replaced the whole cell with %catch_up): JupyterLab sends each cell's id with its
+    code, and the server tells the kernel its notebook (JPY_SESSION_NAME, in the kernel's folder); ""
+    where either is missing."""
+    try:
+        cell_id = shell.kernel.get_parent("shell")["metadata"]["cellId"]
+        saved = json.loads(Path(Path(os.environ["JPY_SESSION_NAME"]).name).read_text())["cells"]
+    except (AttributeError, KeyError, TypeError, OSError, ValueError):
+        return ""
+    return next((_source(c) for c in saved if c.get("id") == cell_id), "")
 
 
 def _typed_alone(shell, cell: str) -> bool:
