@@ -567,3 +567,10 @@ PLAYTEST_9_MODEL += [
     Case("cupynumeric 4", ("u, v = step(u, v, p)", "a, b = step(u, v, p)", "return u, v", "return a, b"), FAIL,
          "state after one step: start each step from the one before", name="each step from the start, returned after the loop"),
 ]
+# A GPU variant of a task is tried only where a GPU runs it: its body may import CuPy, which a CPU machine lacks.
+PLAYTEST_9_MODEL += [
+    Case("cupynumeric 6", ("\ndef run_task(", "\n@steps_task.gpu_variant\ndef _on_the_gpu(u: InputArray, v: InputArray, "
+                           "u_out: OutputArray, v_out: OutputArray, steps: int, du: float, dv: float, feed: float, kill: float, "
+                           "dt: float) -> None:\n    import cupy\n    raise RuntimeError('a GPU variant, run on the CPU')\n\n"
+                           "def run_task("), PASS, "time loop: right", where="cpu", name="a GPU variant of its own, importing cupy"),
+]

@@ -61,10 +61,19 @@ def _is_legate_task(value) -> bool:
     return type(value).__name__ == "PyTask" and type(value).__module__.startswith("legate")
 
 
-def _task_bodies(task) -> list:
-    """The Python functions of a Legate task's variants (PyTask keeps them in a dict it refers to)."""
-    return [f for referent in gc.get_referents(task) if isinstance(referent, dict)
-            for f in referent.values() if inspect.isfunction(f)]
+def _task_bodies(task, runnable_here: bool = False) -> list:
+    """The Python functions of a Legate task's variants, each once (PyTask keeps them in a dict it refers
+    to, by variant: one function is often every variant's). `runnable_here`: only those of the processors
+    this machine has (a GPU variant's body may import CuPy, which a machine without a GPU lacks)."""
+    variants = [(code, f) for referent in gc.get_referents(task) if isinstance(referent, dict)
+                for code, f in referent.items() if inspect.isfunction(f)]
+    if runnable_here:
+        from legate.core import TaskTarget, get_legate_runtime
+
+        machine = get_legate_runtime().get_machine()
+        here = {target.name for target in (TaskTarget.CPU, TaskTarget.GPU, TaskTarget.OMP) if machine.count(target)}
+        variants = [(code, f) for code, f in variants if getattr(code, "name", None) in here]
+    return list({id(f): f for _, f in variants}.values())
 
 
 def _of_cupynumeric(value) -> bool:
@@ -115,7 +124,7 @@ def library_calls_in_tasks(student) -> str | None:
     return None
 
 
-def decorator_of(body) -> str | None:
+def _decorator_of(body) -> str | None:
     """The source of a task body's decorator (the lines above its def), None where its source cannot
     be read: the task's constraints and options are read from there, as the student wrote them."""
     try:
@@ -125,20 +134,25 @@ def decorator_of(body) -> str | None:
     return source[: source.find("def ")]
 
 
+def task_decorator(task) -> str | None:
+    """The source of the task's own decorator, `@task(...)`, where its constraints and options are (a
+    variant added with task.gpu_variant has none of its own); None where no body's source shows it."""
+    headers = (_decorator_of(body) for body in _task_bodies(task))
+    return next((header for header in headers if header and re.search(r"@\s*(?:[\w.]+\.)?task\b", header)), None)
+
+
 def arrays_not_kept_whole(student) -> str | None:
     """The hint for a task of `student`'s whose array arguments lack their broadcast constraint, read
     from its decorator, else None (also where its source cannot be read). Without it Legate may hand
     each processor a piece of an array; one processor (a laptop's CPU) never shows it, several do,
     at every piece's edge, where the stencil needs the neighbours another piece holds."""
     for name, task in _tasks(student).items():
-        for body in _task_bodies(task):
-            header = decorator_of(body)
-            if header is None:
-                continue
+        header = task_decorator(task)
+        for body in _task_bodies(task) if header else ():
             arrays = [argument for argument, kind in body.__annotations__.items()
                       if getattr(kind, "__name__", str(kind)) in ("InputArray", "OutputArray")]
             loose = [a for a in arrays if not re.search(rf"broadcast\(\s*['\"]{a}['\"]", header)]
-            if loose and "@" in header:
+            if loose:
                 return (f"your task {name} does not keep {', '.join(loose)} whole: add broadcast(\"{loose[0]}\") to its "
                         "constraints, for each array. Without it Legate may hand each processor a piece of the array, "
                         "and at a piece's edge the stencil needs neighbours another piece holds (one processor never "

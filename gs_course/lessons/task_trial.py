@@ -17,7 +17,7 @@ import re
 import numpy as np
 
 from .check_core import NotYet, _checkers_own_copies, their_errors
-from .legate_check import _task_bodies, _tasks, decorator_of
+from .legate_check import _task_bodies, _tasks, task_decorator
 
 
 @contextlib.contextmanager
@@ -41,8 +41,8 @@ def _tried_first(name: str, task):
     def call(*args, **kwargs):
         if not tried:
             tried.append(True)
-            for body in _task_bodies(task):
-                hint = _trial(name, body, args, kwargs)
+            for body in _task_bodies(task, runnable_here=True):
+                hint = _trial(name, body, args, kwargs, task_decorator(task))
                 if hint:
                     raise NotYet(hint)
         return task(*args, **kwargs)
@@ -160,8 +160,9 @@ def _unwritten(output) -> np.ndarray:
     return np.full(output.shape, np.nan, dtype if np.issubdtype(dtype, np.floating) else np.float64)
 
 
-def _trial(name: str, body, args, kwargs) -> str | None:
-    """The hint for `body` run on NumPy copies of the task's arguments, its outputs NaN, else None."""
+def _trial(name: str, body, args, kwargs, header: str | None) -> str | None:
+    """The hint for `body` run on NumPy copies of the task's arguments, its outputs NaN, else None;
+    `header`: the task's decorator (`legate_check.task_decorator`), whose options the hint may name."""
     signature = inspect.signature(body)
     try:
         bound = signature.bind(*args, **kwargs)
@@ -182,10 +183,10 @@ def _trial(name: str, body, args, kwargs) -> str | None:
             except (AttributeError, TypeError) as err:
                 used = _used_as_array(name, err)
                 if used:
-                    return f"{used}{_may_throw(body)}"
+                    return f"{used}{_may_throw(header)}"
                 raise
     except NotYet as told:
-        return f"{told}{_may_throw(body)}"
+        return f"{told}{_may_throw(header)}"
     for output in outputs:
         unwritten = np.isnan(np.asarray(getattr(bound.arguments.get(output), "_values", np.zeros(0)), np.float64))
         lines = _whole_lines(unwritten) if unwritten.ndim == 2 and unwritten.any() and not unwritten.all() else None
@@ -195,9 +196,8 @@ def _trial(name: str, body, args, kwargs) -> str | None:
     return None
 
 
-def _may_throw(body) -> str:
+def _may_throw(header: str | None) -> str:
     """What to do where the task's decorator lacks may_throw_exception (read from its source)."""
-    header = decorator_of(body)
     if header is None or "may_throw_exception" in header:
         return ""
     return ("; put may_throw_exception back while it fails, options=VariantOptions(may_throw_exception=True): "
