@@ -13,6 +13,8 @@ from . import analysis, cuda_on_cpu
 from .check_core import NotYet, ok
 from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
 from .kernel_barriers import barrier_mistake
+from .bitonic_pairs import both_act_hint, both_threads_act, pair_guard
+from .c_statements import first_slip
 from .kernel_check import _gpu, _not_checked, _spaceless
 
 
@@ -109,11 +111,6 @@ def _lost_hint(body: str) -> str:
                      "(before or after the write). Let one thread of each pair (partner > i) read both values and write both")
     return ("values were lost or duplicated by the exchange itself: read both values first (a = values[i], "
             "b = values[partner]), then write values[i] = b, values[partner] = a")
-
-
-def _one_thread_a_pair(code: str) -> bool:
-    """Whether the code (spaces removed) lets one thread of each pair act: partner > i, or bit j of i 0."""
-    return bool(re.search(r"partner>i|i<partner|\(i&j\)==0|\(j&i\)==0|!\((i&j|j&i)\)|partner>=i", code))
 
 
 def _bitonic_hint(code: str) -> str:
@@ -225,14 +222,18 @@ def bitonic_step(body: str):
         if cast := _integer_casts(body):
             raise NotYet(cast)
         padded_descending = np.sort(_padded(values))[::-1]
-        if np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size]):
+        descending = np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size])
+        # Both threads acting sorts the wrong way round (the upper one undoes the exchange); a guard that
+        # guards nothing (a stray ';', an empty block) gives other results where the rest is wrong too.
+        if (descending or pair_guard(body)) and both_threads_act(body, cupy, _has_barrier(body)):
+            raise NotYet(("sorted in descending order: " if descending else "") + both_act_hint(body))
+        if slip := first_slip(body):
+            raise NotYet(slip)
+        if descending:
             if re.search(r"partner<i\b|\bi>partner|partner<=i\b|\bi>=partner", code):
                 raise NotYet("sorted in descending order: the thread that acts is the upper one of its pair "
                              "(partner < i), so its values[i] is the pair's second value, not its first. Let the "
                              "lower thread act, if (partner > i)")
-            if not _one_thread_a_pair(code):  # both threads of each pair swap it: it ends the wrong way round
-                raise NotYet("sorted in descending order: both threads of a pair compared and swapped it. Thread i "
-                             "and thread partner share a pair: only the one with partner > i may compare and swap")
             raise NotYet("sorted in descending order: a pair goes in ascending order where (i & k) == 0")
         if np.array_equal(got, _bitonic_network(_padded(values), lambda i, j, k: (i & k) == 0,
                                                 lambda i, j, k: i ^ k)[:values.size]):
@@ -250,6 +251,8 @@ def bitonic_step(body: str):
         first = int(np.argmax(got[1:] < got[:-1]))
         raise NotYet(f"not sorted ({values.size:,} values): {got[first]} comes before {got[first + 1]} at index "
                      f"{first}; {_bitonic_hint(code)}")
+    if both_threads_act(body, cupy, _has_barrier(body)):  # sorted all the same: the second finds its pair in order
+        raise NotYet(both_act_hint(body))
     where = "" if cupy is not None else (" (run on the CPU, threads of their own)" if _has_barrier(body) else
                                          " (run on the CPU, the threads in both orders)")
     ok(f"bitonic sort: {', '.join(f'{s:,}' for s in sizes)} random values sorted as numpy.sort sorts them{where}")

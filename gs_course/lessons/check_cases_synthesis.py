@@ -439,5 +439,59 @@ PLAYTEST_9_SYNTHESIS += [
 ]
 
 #: Playtest 11 (synthesis notebook, in real kernels): hints that named another mistake or a distance.
+_BOTH_ACT = "both threads of a pair compare and swap it \\(a race\\): .*{}.*only the one with partner > i may"
+_EXCHANGE = "const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n"
+
+
+def _bitonic(body: str) -> str:
+    """The exercise's cell with `body` for the bitonic step."""
+    return f'bitonic_body = r"""{body}"""\nbitonic_sort = check.bitonic_step(bitonic_body)\n'
+
+
 PLAYTEST_11_SYNTHESIS = [
+    # --- the bitonic step: both threads of a pair act, whatever the text of the guard (decided by running each alone)
+    Case("synthesis 8", _bitonic("\n    const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if (partner > i) {\n"
+                                 "        if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n    } else {\n"
+                                 "        if ((b > a) == ascending) { values[i] = b; values[partner] = a; }\n    }\n"),
+         FAIL, _BOTH_ACT.format("the else of your if \\(partner > i\\)"), name="playtest 11: both threads act, the other in an else"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i)\n        {}\n    " + _EXCHANGE), FAIL,
+         _BOTH_ACT.format("your if \\(partner > i\\) guards an empty block"), name="playtest 11: if (partner > i) {} above the exchange"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i); {\n        " + _EXCHANGE.replace("\n    ", "\n        ") + "    }\n"), FAIL,
+         _BOTH_ACT.format("your if \\(partner > i\\); ends at its ';'.*Drop the ';'"), name="playtest 11: if (partner > i); { ... }"),
+    Case("synthesis 8", ("if (partner > i) {", "if ((i & j) == 0); {"), FAIL, _BOTH_ACT.format("your if \\(\\(i & j\\) == 0\\); ends"),
+         name="if ((i & j) == 0); { ... }"),
+    Case("synthesis 8", ("if (partner > i) {", "if (partner != i) {"), FAIL,
+         _BOTH_ACT.format("your if \\(partner != i\\) holds for both threads"), name="if (partner != i), true for both"),
+    Case("synthesis 8", _bitonic("\n    const bool ascending = (i & k) == 0;\n    " + _READ + "\n    const bool out = (a > b) == ascending;\n"
+                                 "    if (partner > i)\n        if (out) values[i] = b;\n        if (out) values[partner] = a;\n"), FAIL,
+         _BOTH_ACT.format("your if \\(partner > i\\) has no braces, so it guards only its first statement"),
+         name="if (partner > i) without braces over two lines"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i) {\n        const bool ascending = (i & k) == 0;\n    }\n    " + _READ
+                                 + "\n    if ((a > b) == ((i & k) == 0)) { values[i] = b; values[partner] = a; }\n"), FAIL,
+         _BOTH_ACT.format("guards a block without the exchange"), name="the exchange after the guard's block"),
+    Case("synthesis 8", ("if ((a > b) == ascending) {", "if ((a > b) == ascending); {"), FAIL,
+         "your if \\(\\(a > b\\) == ascending\\); ends at its ';'.*runs always", name="a stray ';' after the comparison's if"),
+    Case("synthesis 8", ("if ((a > b) == ascending) {\n            values[i] = b;\n            values[partner] = a;\n        }",
+                         "if ((a > b) == ascending)\n            values[i] = b;\n            values[partner] = a;"), FAIL,
+         "your if \\(\\(a > b\\) == ascending\\) has no braces.*\\(values\\[i\\] = b;\\)", name="the comparison's if without braces"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i) {\n        " + _READ + "\n        if ((i & k) == 0 ? a > b : a < b) "
+                                 "{ values[i] = b; values[partner] = a; }\n    }\n"), PASS, "bitonic sort",
+         name="the direction as (i & k) == 0 ? a > b : a < b"),
+    Case("synthesis 8", _bitonic("\n    if (i < partner) { " + _READ + " if ((a > b) == ((i & k) == 0)) { values[i] = b; "
+                                 "values[partner] = a; } }\n"), PASS, "bitonic sort", name="if (i < partner), all on one line"),
+    Case("synthesis 8", _bitonic("\n    if (partner < i) return;\n    " + _EXCHANGE), PASS, "bitonic sort",
+         name="the upper thread returns, the exchange unbraced below"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i)\n        if ((values[i] > values[partner]) == ((i & k) == 0)) {\n"
+                                 "            const float a = values[i];\n            values[i] = values[partner];\n"
+                                 "            values[partner] = a;\n        }\n"), PASS,
+         "bitonic sort", name="if (partner > i) over one if, no braces, a temporary"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i) {\n        " + _EXCHANGE.replace("\n    ", "\n        ") + "    } else {\n    }\n"),
+         PASS, "bitonic sort", name="an empty else"),
+    Case("synthesis 8", _bitonic("\n    if (partner < i) {\n        const bool ascending = (partner & k) == 0;\n"
+                                 "        const float low = values[partner], high = values[i];\n        if ((low > high) == ascending) "
+                                 "{ values[partner] = high; values[i] = low; }\n    }\n"), PASS, "bitonic sort",
+         name="the upper thread exchanges the pair"),
+    Case("synthesis 8", _bitonic("\n    if (partner > i) {\n        " + _READ + "\n        const bool up = (i & k) == 0;\n"
+                                 "        values[i] = up ? fminf(a, b) : fmaxf(a, b);\n        values[partner] = up ? fmaxf(a, b) : fminf(a, b);\n"
+                                 "    }\n"), PASS, "bitonic sort", name="fminf and fmaxf written whether in order or not"),
 ]
