@@ -443,6 +443,10 @@ _BOTH_ACT = "both threads of a pair compare and swap it \\(a race\\): .*{}.*only
 _EXCHANGE = "const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n"
 
 
+_BINS_LOOP = "for (int b = threadIdx.x; b < bins; b += blockDim.x) "
+_FLUSH_LOOP = _BINS_LOOP + _FLUSH
+
+
 def _bitonic(body: str) -> str:
     """The exercise's cell with `body` for the bitonic step."""
     return f'bitonic_body = r"""{body}"""\nbitonic_sort = check.bitonic_step(bitonic_body)\n'
@@ -494,4 +498,22 @@ PLAYTEST_11_SYNTHESIS = [
     Case("synthesis 8", _bitonic("\n    if (partner > i) {\n        " + _READ + "\n        const bool up = (i & k) == 0;\n"
                                  "        values[i] = up ? fminf(a, b) : fmaxf(a, b);\n        values[partner] = up ? fmaxf(a, b) : fminf(a, b);\n"
                                  "    }\n"), PASS, "bitonic sort", name="fminf and fmaxf written whether in order or not"),
+    # --- the histogram kernel: the block's counts into global memory otherwise than by atomicAdd
+    Case("synthesis 7", (_FLUSH, "image_counts[b] = block_counts[b];"), FAIL,
+         "stores the block's counts into global memory with = \\(image_counts\\[b\\] = block_counts\\[b\\];\\).*"
+         "overwrites.*atomicAdd", name="playtest 11: image_counts[b] = block_counts[b]"),
+    Case("synthesis 7", (_FLUSH_LOOP, "unsigned int* mine = counts + blockIdx.y * bins;\n    " + _BINS_LOOP + "mine[b] = block_counts[b];"),
+         FAIL, "stores the block's counts into global memory with = \\(mine\\[b\\].*atomicAdd", name="a store through a pointer of its own"),
+    Case("synthesis 7", (_FLUSH, "image_counts[b] += block_counts[b];"), FAIL,
+         "adds to global memory without an atomic \\(image_counts\\[b\\] \\+= block_counts\\[b\\];\\).*atomicAdd",
+         name="image_counts[b] += block_counts[b]"),
+    Case("synthesis 7", (_FLUSH, "image_counts[b] = image_counts[b] + block_counts[b];"), FAIL,
+         "adds to global memory without an atomic", name="image_counts[b] = image_counts[b] + block_counts[b]"),
+    Case("synthesis 7", (_FLUSH_LOOP, "unsigned int* mine = counts + blockIdx.y * bins;\n    " + _BINS_LOOP
+                         + "atomicAdd(mine + b, block_counts[b]);"), PASS, "privatised", name="atomicAdd(mine + b, ...) through a pointer"),
+    Case("synthesis 7", (_FLUSH_LOOP, "int b = threadIdx.x;\n    while (b < bins) {\n        if (block_counts[b] != 0u) "
+                         "atomicAdd(image_counts + b, block_counts[b]);\n        b += blockDim.x;\n    }"), PASS, "privatised",
+         name="a while loop, empty bins skipped"),
+    Case("synthesis 7", (_FLUSH, "atomicAdd(&counts[blockIdx.y * bins + b], block_counts[b]);"), PASS, "privatised",
+         name="into counts at the image's offset, blockIdx.y * bins + b"),
 ]

@@ -22,6 +22,7 @@ from .check_core import NotYet, ok
 from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
 from .kernel_barriers import _DIVERGENT, _governing, _thread_dependent, divergent_barrier
 from .kernel_indices import same_cell_each_time
+from .histogram_flush import flush_mistake
 from ..backends import probe
 
 
@@ -384,23 +385,6 @@ def _flushed_otherwise(body: str) -> str | None:
     return None
 
 
-#: CUDA's atomics that do not add, and what each does with the count it is given.
-_NOT_ADDING = {"atomicExch": "puts the value in place of the count there", "atomicMax": "keeps the larger of the two",
-               "atomicMin": "keeps the smaller of the two", "atomicSub": "subtracts the value",
-               "atomicOr": "ORs the value's bits in", "atomicAnd": "ANDs the value's bits in",
-               "atomicXor": "XORs the value's bits in"}
-
-
-def _not_adding(body: str) -> str | None:
-    """The hint where a count goes through an atomic that does not add (atomicExch(&image_counts[b], ...),
-    atomicMax...): its counts are lost whatever the barriers, which the generic lost-increments line blames."""
-    if found := re.search(rf"\b({'|'.join(_NOT_ADDING)})(?:_block|_system)?\s*\(([^;]*)\)\s*;", body):
-        arguments = " ".join(found[2].split())
-        return (f"your kernel counts with {found[1]}({arguments}), which {_NOT_ADDING[found[1]]}: only atomicAdd adds a "
-                f"count to what is there, atomicAdd({arguments})")
-    return None
-
-
 def _thread_own_array(body: str) -> str | None:
     """The name of an array declared without __shared__ that an atomicAdd counts into: one per thread."""
     for statement in re.split(r"[;{}]", body):
@@ -414,8 +398,9 @@ _INTO_COUNTS = ("every block adds into counts[b], the first image's histogram: a
                 "image_counts[b] (counts + blockIdx.y * bins)")
 #: A loop over the bins or the cells to <= their count (not <= bins - 1): one past the last.
 _ONE_PAST = re.compile(r"(\w+)\s*<=\s*(bins|cells)\b(?!\s*-)")
-#: The block's histogram added into counts, the first image's row, instead of image_counts.
-_INTO_COUNTS_CODE = re.compile(r"&\s*counts\s*\[")
+#: The block's histogram added into counts, the first image's row, instead of image_counts (counts
+#: indexed with the image's offset, counts[blockIdx.y * bins + b], is image_counts[b]).
+_INTO_COUNTS_CODE = re.compile(r"&\s*counts\s*\[(?![^\]]*blockIdx\.y)")
 
 
 def _one_past(body: str) -> str | None:
@@ -448,10 +433,11 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     c_text(body, "your kernel's body")
-    one_past, into_counts = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None
+    one_past, into_counts, flush = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None, flush_mistake(body)
     as_text = [
         (one_past is not None, one_past or ""),
         (into_counts, _INTO_COUNTS),
+        (flush is not None, flush or ""),  # a += not atomic gives the right counts where blocks run one at a time
         (_not_privatised(body), "not privatised: every thread adds each of its cells to global memory "
                                 "(atomicAdd(&image_counts[bin], ...)), all the threads of the image contending for a "
                                 "few bins. Count into the block's histogram in shared memory, atomicAdd(&block_counts"
@@ -514,9 +500,8 @@ def histogram_kernel(body: str):
     cells = images[0].size
     if one_past and not np.array_equal(got, want):  # on a GPU, it lands in the next image's bins or cells
         raise NotYet(one_past)
-    if not np.array_equal(got, want) and (same := same_cell_each_time(body) or _flushed_otherwise(body) or
-                                           _not_adding(body)):
-        raise NotYet(same)  # read from the code: image[first], or a flush of 1u
+    if not np.array_equal(got, want) and (same := same_cell_each_time(body) or _flushed_otherwise(body) or flush):
+        raise NotYet(same)  # read from the code: image[first], a flush of 1u, or one by = or atomicExch
     if np.array_equal(got, want * blocks):
         raise NotYet(f"every block counted every cell ({blocks} blocks, each image counted {blocks} times): walk "
                      "the cells from first by stride (for (int i = first; i < cells; i += stride)), one thread each")
