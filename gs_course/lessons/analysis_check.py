@@ -18,8 +18,9 @@ import numpy as np
 
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
-from .analysis_mistakes import (cells_left_out, class_shift, decile_index, flat_index_hint, flat_row_length, flat_split,
+from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, other_norms, split_named, wrong_products)
+from .decile_mistakes import SEARCHED_IN_A_BATCH, class_shift, classes_shape, edges_mistake, edges_shape
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .legate_check import nested_codes
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
@@ -462,7 +463,8 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     search among them (a cell equal to an edge in the class above it)."""
     images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
     with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
-                        "np.floor(q * (n - 1)).astype(int)")), _binary_searches(device_type) as searches:
+                        "np.floor(q * (n - 1)).astype(int)"), SEARCHED_IN_A_BATCH), \
+            _binary_searches(device_type) as searches:
         result = _called(student, (images,), to_device=to_device)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")
@@ -471,41 +473,15 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     edges = _to_numpy(result[0], "your edges", device_type)
     classes = _to_numpy(result[1], "your classes", device_type)
     want, want_classes = analysis.deciles(images)
-    ordered = np.sort(images.ravel())
-    n = ordered.size
-    if edges.shape == (len(images), 9):
-        raise NotYet("deciles per image: the deciles are of the whole batch, all its values sorted together")
     if edges.shape != want.shape:
-        raise NotYet(f"your edges have shape {edges.shape}, expected the nine deciles, {want.shape}")
+        raise NotYet(edges_shape(edges.shape, images) or
+                     f"your edges have shape {edges.shape}, expected the nine deciles, {want.shape}")
     if np.issubdtype(edges.dtype, np.floating) and edges.dtype.itemsize < images.dtype.itemsize:
         raise NotYet(f"your edges are {edges.dtype}, which rounds them: keep the values' dtype, {images.dtype}")
     if not np.array_equal(edges, want):
-        if np.array_equal(edges, ordered[::-1][np.floor(analysis.DECILES * (n - 1)).astype(int)]):
-            raise NotYet("your values are sorted in descending order: xp.sort sorts in ascending order, take it as it is")
-        if np.allclose(edges, np.percentile(images, 100 * analysis.DECILES)):
-            raise NotYet("your edges are interpolated between two values (numpy.percentile's default): take the "
-                         "sorted values at index floor(q (n - 1))")
-        if np.array_equal(edges, ordered[np.minimum((analysis.DECILES * n).astype(int), n - 1)]):
-            raise NotYet("index q n is one too far: with n values the last index is n - 1, so q (n - 1)")
-        at = np.floor(analysis.DECILES * (n - 1)).astype(int)
-        if np.array_equal(edges, images.ravel()[at]):
-            raise NotYet("your edges are taken from the values as they are: sort them first")
-        if any(np.array_equal(edges, np.sort(images, axis=axis).ravel()[at]) for axis in (0, 1, 2)):
-            raise NotYet("you sorted along one axis only, so the values are sorted in pieces: sort all the batch's "
-                         "values together, xp.sort(images.ravel())")
-        if np.array_equal(edges, ordered[np.round(analysis.DECILES * (n - 1)).astype(int)]):
-            raise NotYet("your indices are rounded to the nearest: round down, floor(q (n - 1))")
-        if np.array_equal(edges, ordered[np.ceil(analysis.DECILES * (n - 1)).astype(int)]):
-            raise NotYet("your indices are rounded up (ceil): round down, floor(q (n - 1))")
-        distinct = np.unique(images)
-        if np.array_equal(edges, distinct[np.floor(analysis.DECILES * (distinct.size - 1)).astype(int)]):
-            raise NotYet("your edges are deciles of the distinct values (unique drops the repeats): sort all the "
-                         "values, repeats included, xp.sort(images.ravel())")
-        if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
-            raise NotYet("percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES")
-        raise NotYet(decile_index(edges, ordered, analysis.DECILES) or _first_difference(edges, want, "your edges"))
+        raise NotYet(edges_mistake(edges, images, want))
     if classes.shape != images.shape:
-        raise NotYet(f"your classes have shape {classes.shape}, expected one per cell, {images.shape}")
+        raise NotYet(classes_shape(classes.shape, images))
     if not np.issubdtype(classes.dtype, np.integer):
         raise NotYet(f"your classes are {classes.dtype}: a class is a whole number, 0 to 9, keep searchsorted's "
                      "integer classes")

@@ -1,10 +1,10 @@
 """Mistakes of tutorial 4's array exercises that `gs_course.lessons.analysis_check` names by
-recomputing them once an answer is known to be wrong: the decile's index written another way, the
-classes counted from 1, a similarity divided by other norms than the images' or rounded to float16 or its product of the
-wrong orientation, a mass without a few rows or columns, values read at a flat index of the wrong row length or
-coordinates split from one by it; and what a Python loop
-runs over, from how many times its lines ran (over the bins and over the images both make loops,
-each with its own cost), the student's code read with the code nested in it.
+recomputing them once an answer is known to be wrong (the deciles' are in `decile_mistakes`): a
+similarity divided by other norms than the images' or rounded to float16 or its product of the
+wrong orientation, a mass without a few rows or columns, values read at a flat index of the wrong
+row length or coordinates split from one by it; and what a Python loop runs over, from how many
+times its lines ran (over the bins and over the images both make loops, each with its own cost),
+the student's code read with the code nested in it.
 """
 
 from __future__ import annotations
@@ -17,35 +17,6 @@ import numpy as np
 
 from .check_core import NotYet
 from .legate_check import nested_codes
-
-#: Other indices of the decile q among n sorted values than floor(q (n - 1)), as students write them.
-_OTHER_INDICES = (
-    (lambda q, n: np.floor(q * n - 1), "q n - 1"),
-    (lambda q, n: np.floor(q * (n + 1)) - 1, "q (n + 1) - 1"),
-    (lambda q, n: np.floor(q * (n + 1)), "q (n + 1)"),
-    (lambda q, n: np.floor(q * (n - 1)) + 1, "floor(q (n - 1)) + 1"),
-    (lambda q, n: np.floor(q * (n - 1)) - 1, "floor(q (n - 1)) - 1"),
-)
-
-
-def decile_index(edges: np.ndarray, ordered: np.ndarray, deciles: np.ndarray) -> str | None:
-    """The hint where `edges` are the sorted values `ordered` at another index than floor(q (n - 1))."""
-    n = ordered.size
-    for index, written in _OTHER_INDICES:
-        if np.array_equal(edges, ordered[np.clip(index(deciles, n).astype(np.int64), 0, n - 1)]):
-            return (f"your edges are the sorted values at index {written}: with n values, from index 0 to n - 1, the "
-                    "decile q is at index floor(q (n - 1))")
-    return None
-
-
-def class_shift(classes: np.ndarray, want: np.ndarray) -> str | None:
-    """The hint where every class is one off the right one (a + 1 or - 1 after the search)."""
-    for shift, said in ((1, "one too high, 1 to 10"), (-1, "one too low, -1 to 8")):
-        if np.array_equal(classes, want + shift):
-            return (f"your classes are {said}: a cell's class is the number of edges at or below it, 0 to 9, which "
-                    "xp.searchsorted(edges, images, side='right') gives as it is")
-    return None
-
 
 def other_norms(got: np.ndarray, gram: np.ndarray, rows: np.ndarray) -> str | None:
     """The hint where `got` is the Gram matrix divided by norms[:, None] * norms[None, :] of other

@@ -443,6 +443,7 @@ _BOTH_ACT = "both threads of a pair compare and swap it \\(a race\\): .*{}.*only
 _EXCHANGE = "const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if ((a > b) == ascending) { values[i] = b; values[partner] = a; }\n"
 
 
+_ORDERED = "ordered = xp.sort(images.ravel())"
 _BINS_LOOP = "for (int b = threadIdx.x; b < bins; b += blockDim.x) "
 _FLUSH_LOOP = _BINS_LOOP + _FLUSH
 
@@ -516,4 +517,30 @@ PLAYTEST_11_SYNTHESIS = [
          name="a while loop, empty bins skipped"),
     Case("synthesis 7", (_FLUSH, "atomicAdd(&counts[blockIdx.y * bins + b], block_counts[b]);"), PASS, "privatised",
          name="into counts at the image's offset, blockIdx.y * bins + b"),
+    # --- the deciles: values sorted in pieces (xp.sort's default axis), searchsorted's arguments swapped
+    Case("synthesis 5", "def deciles(values):\n    s = xp.sort(values)\n    flat = s.reshape(-1, s.shape[-1])[0]\n"
+         "    idx = xp.asarray(np.floor(analysis.DECILES * (flat.size - 1)).astype(np.int64))\n    edges = flat[idx]\n"
+         "    return edges, xp.searchsorted(edges, values, side=\"right\")\n\ncheck.deciles(deciles, device_type=on_device, "
+         "to_device=xp.asarray)\n", FAIL, "deciles of image 0's row 0 only.*sorts each row apart.*axis=None",
+         name="playtest 11: sorted along the last axis, the edges from the first row"),
+    Case("synthesis 5", (_ORDERED, "ordered = xp.sort(images[0], axis=None)"), FAIL,
+         "deciles of image 0 only.*whole batch.*axis=None", name="the first image's values only"),
+    Case("synthesis 5", (_ORDERED, "ordered = xp.sort(images, axis=1)[-1, :, -1]"), FAIL,
+         "deciles of image 4's column \\d+ only.*column sorted apart", name="sorted along axis 1, the last image's last column"),
+    Case("synthesis 5", (_ORDERED, "ordered = xp.sort(images)[2, 3]"), FAIL,
+         "deciles of image 2's row 3 only", name="sorted rows, one row read"),
+    Case("synthesis 5", (_ORDERED + "\n    index = " + _INDEX + "\n    edges = ordered[xp.asarray(index)]",
+                         "ordered = xp.sort(images)\n    index = np.floor(analysis.DECILES * (images.shape[-1] - 1)).astype(np.int64)"
+                         "\n    edges = ordered[..., xp.asarray(index)]", _SEARCHED, "xp.searchsorted(edges[0, 0], images, side='right')"),
+         FAIL, "deciles per row: xp.sort sorts along the last axis.*axis=None", name="each row's deciles, xp.sort's default axis"),
+    Case("synthesis 5", (_SEARCHED, 'xp.searchsorted(images.ravel(), edges, side="right")'), FAIL,
+         "classes have one value per edge.*placed the edges among the values.*edges come first", 
+         name="playtest 11: searchsorted(values.ravel(), edges)"),
+    Case("synthesis 5", (_SEARCHED, 'xp.searchsorted(images, edges, side="right")'), FAIL,
+         "searchsorted\\(a, v\\) searches in a.*object too deep.*edges come first", name="searchsorted(images, edges)"),
+    Case("synthesis 5", (_ORDERED, "ordered = xp.sort(images.reshape(-1))"), PASS, "binary search", name="sorted reshape(-1)"),
+    Case("synthesis 5", (_ORDERED, "ordered = xp.sort(images.flatten(), axis=0)"), PASS, "binary search",
+         name="sorted flatten(), axis=0"),
+    Case("synthesis 5", (_SEARCHED, 'xp.searchsorted(edges, images.ravel(), side="right").reshape(images.shape)'), PASS,
+         "binary search", name="searched flat, reshaped"),
 ]
