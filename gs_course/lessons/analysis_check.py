@@ -567,8 +567,9 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet("your rows are not the images: images.reshape(-1, n).T puts cells of several images in each row. "
                      "Make each image a row, images.reshape(len(images), -1)")
     if not _close(got, want, 1e-4):
-        raise NotYet(other_norms(got, gram, rows) or _first_difference(got, want, "your similarity"))
-    if hint := half_operand(got, gram / (norms[:, None] * norms[None, :]), rows):
+        raise NotYet(other_norms(got, gram, rows) or half_operand(got, gram / np.outer(norms, norms), rows) or
+                     _first_difference(got, want, "your similarity"))
+    if hint := half_operand(got, gram / np.outer(norms, norms), rows):
         raise NotYet(hint)
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"

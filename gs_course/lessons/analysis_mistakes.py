@@ -159,20 +159,29 @@ def wrong_products(shape: tuple[int, int, int]) -> tuple:
 
 
 def half_operand(got: np.ndarray, want: np.ndarray, rows: np.ndarray) -> str | None:
-    """The hint where the similarity `got` is an operand of the product, or the images, rounded to float16: off
-    `want` by more than float32's rounding gives at the checker's sizes and nearer (by half) a product of the
-    float16 values. The distance alone does not tell them apart: a GEMM that sums the products in one sequence
-    (as a GPU's may) with norms taken apart (xp.linalg.norm, which the hints suggest) is off by up to 3e-6 in
-    float32, a float16 operand by 5e-6 and more."""
+    """The hint where the similarity `got` went through float16 on the way: an operand of the product, the
+    images, the product itself (a GEMM in float16 rounds its result) or the similarity, cast back to float32
+    after. Such a result is off `want` by more than float32's rounding gives at the checker's sizes (a float16
+    product by 2e-4, past the checker's tolerance), and nearer (by half) to the same computation in float16.
+    The distance alone does not tell them apart: a GEMM that sums the products in one sequence (as a GPU's may)
+    with norms taken apart (xp.linalg.norm, which the hints suggest) is off by up to 3e-6 in float32, a
+    float16 operand by 5e-6 and more."""
     error = float(np.abs(got - want).max())
     if error <= _FLOAT32_SIMILARITY:
         return None
     half = rows.astype(np.float16).astype(np.float64)
     own = np.linalg.norm(rows, axis=1)
-    named = next((said for a, b, said in ((rows, half, "one operand of the product is"), (half, rows, "one operand of the product is"),
-                                        (half, half, "the images are"))
-                  for product in (a @ b.T,) for cosine in (_cosine(product), product / np.outer(own, own))
-                  if np.abs(got - cosine).max() < error / 2), None)
+    products = ((rows, half, False, "one operand of the product is"), (half, rows, False, "one operand of the product is"),
+                (half, half, False, "the images are"), (half, half, True, "the product (the Gram matrix) is"),
+                (rows, rows, True, "the product (the Gram matrix) is"))
+    candidates = [(cosine, said) for a, b, rounded, said in products
+                  for product in ((a @ b.T).astype(np.float16).astype(np.float64) if rounded else a @ b.T,)
+                  for cosine in (_cosine(product), product / np.outer(own, own))]
+    candidates.append((want.astype(np.float16).astype(np.float64), "the similarity is"))
+    # The nearest: a float16 product's values hardly tell whether its operands were float16 too (their rounding
+    # moves it less than its own does), so it is named as the product either way.
+    distance, named = min(((float(np.abs(got - cosine).max()), said) for cosine, said in candidates), key=lambda c: c[0])
+    named = named if distance < error / 2 else None
     return named and (f"your similarity is off by up to {error:.1g}, more than float32's rounding gives "
                       f"({_FLOAT32_SIMILARITY:g}): {named} rounded to float16 (about 3 digits). Keep the images float32, "
                       "no .astype(np.float16)")

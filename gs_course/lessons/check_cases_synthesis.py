@@ -444,6 +444,7 @@ _EXCHANGE = "const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if ((a
 
 
 _ORDERED = "ordered = xp.sort(images.ravel())"
+_HALF = "off by up to .*more than float32's rounding.*: {} rounded to float16 \\(about 3 digits\\).*float32"
 _BINS_LOOP = "for (int b = threadIdx.x; b < bins; b += blockDim.x) "
 _FLUSH_LOOP = _BINS_LOOP + _FLUSH
 
@@ -543,4 +544,19 @@ PLAYTEST_11_SYNTHESIS = [
          name="sorted flatten(), axis=0"),
     Case("synthesis 5", (_SEARCHED, 'xp.searchsorted(edges, images.ravel(), side="right").reshape(images.shape)'), PASS,
          "binary search", name="searched flat, reshaped"),
+    # --- the similarity: a float16 step cast back to float32 (off past the tolerance: named, not 'off at (0, 1)')
+    Case("synthesis 6", "def similarity(images):\n    x = images.reshape(len(images), -1).astype(xp.float16)\n"
+         "    g = (x @ x.T).astype(xp.float32)\n    n = xp.sqrt(xp.diag(g))\n    return g / xp.outer(n, n)\n\n"
+         "check.similarity(similarity, device_type=on_device, to_device=xp.asarray)\n", FAIL, _HALF.format("the product \\(the Gram matrix\\) is"),
+         name="playtest 11: the product of float16 rows, cast back to float32"),
+    Case("synthesis 6", (_GRAM, "gram = (rows @ rows.T).astype(np.float16).astype(np.float32)"), FAIL,
+         _HALF.format("the product \\(the Gram matrix\\) is"), name="the Gram matrix through float16"),
+    Case("synthesis 6", (_COSINE, "return (gram / (norms[:, None] * norms[None, :])).astype(np.float16).astype(np.float32)"),
+         FAIL, _HALF.format("the similarity is"), name="the similarity through float16"),
+    Case("synthesis 6", (_GRAM, "gram = (rows.astype(np.float64) @ rows.T.astype(np.float64)).astype(np.float32)"), PASS,
+         "similarity", name="the product in float64, cast to float32"),
+    Case("synthesis 6", (_GRAM, "gram = xp.dot(rows, rows.T)", _NORMS, "norms = xp.linalg.norm(rows, axis=1)"), PASS,
+         "similarity", name="xp.dot, norms by linalg.norm"),
+    Case("synthesis 6", (_GRAM, "gram = xp.einsum('ic,jc->ij', rows, rows, dtype=np.float32)"), PASS, "similarity",
+         name="einsum in float32"),
 ]
