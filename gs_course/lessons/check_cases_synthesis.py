@@ -559,4 +559,18 @@ PLAYTEST_11_SYNTHESIS = [
          "similarity", name="xp.dot, norms by linalg.norm"),
     Case("synthesis 6", (_GRAM, "gram = xp.einsum('ic,jc->ij', rows, rows, dtype=np.float32)"), PASS, "similarity",
          name="einsum in float32"),
+    # --- the ReductionKernel's strings: expressions, not statements
+    Case("synthesis 2", ('reduce_expr = "a + b"', "reduce_expr = 'a + b;'"), FAIL,
+         "reduce_expr is a C expression.*not a statement: no ';' in it, reduce_expr = 'a \\+ b'",
+         name="playtest 11: reduce_expr 'a + b;'"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"v > threshold ? v : 0.0;"'), FAIL,
+         "map_expr is a C expression.*no ';' in it", name="map_expr ending in ';'"),
+    Case("synthesis 2", ('reduce_expr = "a + b"', 'reduce_expr = "return a + b;"'), FAIL,
+         "reduce_expr is a C expression.*no ';' or return in it, reduce_expr = 'a \\+ b'", name="reduce_expr 'return a + b;'"),
+    Case("synthesis 2", ('identity = "0"', 'identity = "0;"'), FAIL, "identity is a C expression.*identity = '0'",
+         name="identity '0;'"),
+    Case("synthesis 2", ('reduce_expr = "a + b"', 'reduce_expr = "(a + b)"'), PASS, "spot mass", name="reduce_expr in parentheses"),
+    Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"(v > threshold) ? v : 0.0f"'), PASS, "spot mass",
+         name="map_expr with parentheses and 0.0f"),
+    Case("synthesis 2", ('identity = "0"', 'identity = "0.0f"'), PASS, "spot mass", name="identity 0.0f"),
 ]

@@ -110,6 +110,11 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     with the threshold a float32 array of 0 dimensions (None without a GPU)."""
     for text, what in ((map_expr, "map_expr"), (reduce_expr, "reduce_expr"), (identity, "identity")):
         c_text(text, what)
+        returned = re.match(r"\s*return\b", text)  # a statement: the compiler says "expected ')' before ';'"
+        if (";" in text or returned) and not re.search(r"\b(if|else)\b", text):  # if ... else: told below
+            bare = " ".join(text[returned.end() if returned else 0:].replace(";", " ").split())
+            raise NotYet(f"{what} is a C expression, which CuPy puts inside its own code, not a statement: no ';' "
+                         f"{'or return ' if returned else ''}in it, {what} = '{bare}'")
     value = map_expr.split("?", 1)[1].split(":", 1)[0] if "?" in map_expr else map_expr
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
