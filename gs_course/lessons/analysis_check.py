@@ -19,7 +19,8 @@ import numpy as np
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
-                                half_operand, loop_turns, other_norms, split_named, wrong_products)
+                                half_operand, loop_turns, narrow_index, narrow_index_hint, NARROW_IN_PLACE, other_norms,
+                                split_named, wrapping_type, wrong_products)
 from .decile_mistakes import SEARCHED_IN_A_BATCH, class_shift, classes_shape, edges_mistake, edges_shape
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .legate_check import nested_codes
@@ -126,7 +127,9 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
                         (images[:, 0, :].sum(axis=1), "your masses sum each image's first row only (images[:, 0, :]): "
                          "sum all of its cells, axis=(1, 2)"),
                         (images[:, :, 0].sum(axis=1), "your masses sum each image's first column only: sum all of its "
-                         "cells, axis=(1, 2)")):
+                         "cells, axis=(1, 2)"),
+                        ((images.astype(np.float64) ** 2).sum(axis=(1, 2)), "your masses sum V squared (a norm squared, "
+                         "an energy): the mass sums V itself over the cells, axis=(1, 2)")):
         if not _close(got, want, rtol=1e-2) and _close(got, np.asarray(wrong, np.float64), rtol=1e-4):
             raise NotYet(hint)
     if not _close(got, want) and (left_out := cells_left_out(got, images)):
@@ -158,7 +161,10 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     images[:-1, 0, 0] = 1.0
     count, rows, cols = images.shape
     bins = analysis.BINS
+    narrow = wrapping_type(_names_used(student), count, bins)  # xp.int8: a bin number wrapped to a negative one
+    wrapped = [(ValueError, "negative", narrow_index_hint(narrow, count, bins))] if narrow else []
     with _their_errors(
+            *wrapped, NARROW_IN_PLACE,
             (ValueError, "could not be broadcast", "the offsets do not broadcast against the batch ({message}): "
              "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]"),
             (TypeError, "positional argument", "histograms is called as histograms(images, bins): take both "
@@ -255,7 +261,7 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     if np.array_equal(got, own_range):
         raise NotYet("each image got its own bins, from its own smallest to largest value: give every image "
                      "the same range, [0, 1]")
-    raise NotYet(_first_difference(got, want, "your histograms"))
+    raise NotYet(narrow_index(got, binned, bins) or _first_difference(got, want, "your histograms"))
 
 
 #: The second number of bins the histograms are tried with: an answer that writes out 64 fails it.

@@ -197,6 +197,45 @@ def _cosine(gram: np.ndarray) -> np.ndarray:
     return gram / np.outer(norms, norms)
 
 
+#: Integer types too narrow for the histograms' bin numbers (images x bins of them, 320 in the checker's batch).
+NARROW_INDICES = ("int8", "uint8", "int16", "uint16")
+
+
+def narrow_index_hint(dtype: str, count: int, bins: int) -> str:
+    """The line for bin numbers held in `dtype`, which wraps them around past its largest value."""
+    return (f"your bin numbers wrapped around: {dtype} holds up to {np.iinfo(dtype).max}, and the bin numbers go up to "
+            f"images x bins - 1 = {count * bins - 1}. Keep the index int64, .astype(np.int64)")
+
+
+def wrapping_type(names: set[str], count: int, bins: int) -> str | None:
+    """Of the integer types an answer names (xp.int8...), the narrowest signed one that cannot hold the
+    largest bin number, images x bins - 1 (it wraps around to a negative one, which bincount refuses)."""
+    return next((dtype for dtype in NARROW_INDICES if dtype in names and dtype.startswith("int")
+                 and np.iinfo(dtype).max < count * bins - 1), None)
+
+
+#: NumPy's and CuPy's error for the image offsets (int64) added in place to bin numbers of an 8- or 16-bit type.
+NARROW_IN_PLACE = (TypeError, r"[Cc]annot cast .*int64'?\)? to dtype\('u?int(8|16)'\)",
+                   "your bin numbers are an 8- or 16-bit integer ({message}), which cannot hold them all (they go up to "
+                   "images x bins - 1): keep the index int64, .astype(np.int64)")
+
+
+def narrow_index(got: np.ndarray, binned: np.ndarray, bins: int) -> str | None:
+    """The hint where the histograms `got` are those of bin numbers (`binned` plus each image's offset)
+    wrapped around in an 8- or 16-bit integer: kept as they are (unsigned), taken modulo images x bins, or
+    clipped at 0 (a negative number is no index for bincount)."""
+    count = len(binned)
+    index, total = binned + bins * np.arange(count)[:, None, None], count * bins
+    for dtype in NARROW_INDICES:
+        wrapped = index.astype(dtype).astype(np.int64)
+        if np.array_equal(wrapped, index):
+            continue
+        for kept in (wrapped % total, np.maximum(wrapped, 0)):
+            if np.array_equal(got, np.bincount(kept.ravel(), minlength=total)[:total].reshape(count, bins)):
+                return narrow_index_hint(dtype, count, bins)
+    return None
+
+
 def loop_turns(student, call) -> int:
     """How many times the line of the student's code run most often ran while `call()` runs it (the
     turns of its busiest loop): traced in this thread only, the tracer before restored."""

@@ -573,4 +573,24 @@ PLAYTEST_11_SYNTHESIS = [
     Case("synthesis 2", ('"v > threshold ? v : 0.0"', '"(v > threshold) ? v : 0.0f"'), PASS, "spot mass",
          name="map_expr with parentheses and 0.0f"),
     Case("synthesis 2", ('identity = "0"', 'identity = "0.0f"'), PASS, "spot mass", name="identity 0.0f"),
+    # --- the mass of V squared; the histograms' bin numbers in a narrow integer type
+    Case("synthesis 1", (_MASS, "return (images ** 2).sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "your masses sum V squared.*sums V itself", name="playtest 11: the sum of V squared"),
+    Case("synthesis 1", (_MASS, "return (images * images).sum(axis=(1, 2), dtype=np.float64)"), FAIL,
+         "your masses sum V squared", name="the sum of images * images"),
+    Case("synthesis 3", "def histograms(images, bins):\n    n = len(images)\n    b = xp.minimum((images * bins).astype(xp.int8), "
+         "bins - 1).reshape(n, -1)\n    idx = b + xp.arange(n, dtype=xp.int8)[:, None] * xp.int8(bins)\n    return xp.bincount("
+         "idx.ravel().astype(xp.int64) % (n * bins), minlength=n * bins).reshape(n, bins)\n\ncheck.histograms(histograms, "
+         "device_type=on_device, to_device=xp.asarray)\n", FAIL, "bin numbers wrapped around: int8 holds up to 127.*int64",
+         name="playtest 11: int8 bin numbers, taken modulo images x bins"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * bins).astype(np.int16), bins - 1).astype(np.int8)"), FAIL,
+         "bin numbers wrapped around: int8 holds up to 127", name="int8 bin numbers, bincount told they are negative"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * bins).astype(np.uint8), bins - 1)"), FAIL,
+         "bin numbers are an 8- or 16-bit integer \\(.*uint8.*\\).*int64", name="uint8 bin numbers, the offsets added in place"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * bins).astype(np.uint8), bins - 1)", "(xp.arange(count) * bins)",
+                         "(xp.arange(count, dtype=np.uint8) * np.uint8(bins))"), FAIL, "bin numbers wrapped around: uint8 holds up to 255", name="uint8 bin numbers, wrapped past 255"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * bins).astype(np.int16), bins - 1)"), PASS, "histograms",
+         name="int16 bin numbers, offsets added in int64"),
+    Case("synthesis 3", (_BINNED, "xp.minimum((images * bins).astype(np.int32), bins - 1)"), PASS, "histograms",
+         name="int32 bin numbers"),
 ]
