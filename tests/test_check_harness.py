@@ -102,3 +102,22 @@ def test_each_setup_defines_what_the_earlier_exercises_of_its_notebook_define():
         here = next(i for i, cell in enumerate(cells) if call in cell)
         wanted = set().union(*(bound(cell) for cell in cells[:here]))
         assert wanted <= bound(exercise.setup), f"{name}: the setup lacks {sorted(wanted - bound(exercise.setup))}"
+
+
+NOTEBOOK_OF = {"jax": "1_Python_GPU_JAX", "cupynumeric": "2_Python_GPU_cuPyNumeric", "cupy": "3_Python_GPU_CuPy",
+               "synthesis": "4_Python_GPU_synthesis"}
+
+
+@pytest.mark.parametrize("name", sorted(EXERCISES))
+def test_each_exercise_is_named_as_its_notebook_numbers_it(name):
+    """"cupy 5" is the CuPy notebook's Exercise 5 (its checker's call in that solved cell), as the
+    playtesters and the students read it; "jax 1 step" is one checker of a cell that has two."""
+    import json
+    import re
+
+    from gs_course.lessons.notebooks import SOLUTIONS, exercises
+
+    library, number = name.split()[:2]
+    solved = exercises(json.loads((SOLUTIONS / f"{NOTEBOOK_OF[library]}.ipynb").read_text()))
+    call = re.findall(r"(\w+\.\w+)\(", EXERCISES[name].answer.strip().splitlines()[-1])[-1]
+    assert f"{call}(" in solved[int(number) - 1], f"{name}: its checker {call} is not in exercise {number}'s cell"

@@ -218,7 +218,7 @@ bitonic_sort = check.bitonic_step(bitonic_body)
 '''
 
 EXERCISES = {
-    "jax 5": Exercise(_JAX, """
+    "jax 3": Exercise(_JAX, """
 @partial(jax.jit, static_argnums=(2, 3, 4))
 def images(u, v, p, nbimage, nbextrastep):
     def one_image(uv, _):
@@ -230,16 +230,16 @@ def images(u, v, p, nbimage, nbextrastep):
 
 check.images(images, device_type=jax.Array, to_device=jnp.asarray)
 """),
-    "jax 2": Exercise(_JAX, _laplacian_of(_JAX) + "check.laplacian(laplacian, device_type=jax.Array, to_device=jnp.asarray)"),
-    "jax 3": Exercise(_JAX, _STEP + "check.step(step, device_type=jax.Array, to_device=jnp.asarray)"),
-    "jax 4": Exercise(_JAX, """
+    "jax 1 laplacian": Exercise(_JAX, _laplacian_of(_JAX) + "check.laplacian(laplacian, device_type=jax.Array, to_device=jnp.asarray)"),
+    "jax 1 step": Exercise(_JAX, _STEP + "check.step(step, device_type=jax.Array, to_device=jnp.asarray)"),
+    "jax 2": Exercise(_JAX, """
 @partial(jax.jit, static_argnums=(2, 3))
 def run(u, v, p, steps):
     return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v))
 
 check.time_loop(run, device_type=jax.Array, to_device=jnp.asarray)
 """),
-    "jax 6": Exercise(_JAX, """
+    "jax 4": Exercise(_JAX, """
 def batch(feeds, kills, rows, cols, steps):
     u0, v0 = (jnp.asarray(a) for a in model.initial_state(rows, cols))
 
@@ -257,7 +257,7 @@ def batch(feeds, kills, rows, cols, steps):
 
 check.batch(batch, device_type=jax.Array)
 """),
-    "jax 7": Exercise(_JAX, """
+    "jax 5": Exercise(_JAX, """
 def exchange(band, bands):
     down = [(i, i + 1) for i in range(bands - 1)]
     up = [(i + 1, i) for i in range(bands - 1)]
@@ -273,8 +273,8 @@ u = cnp.asarray(u0)
 v = cnp.asarray(v0)
 check.on_device(u, v, expected=(u0, v0), device_type=cnp.ndarray)
 """),
-    "cupynumeric 3": Exercise(_CUPYNUMERIC, _STEP + "check.step(step, device_type=cnp.ndarray, to_device=cnp.asarray)"),
-    "cupynumeric 4": Exercise(_CUPYNUMERIC, """
+    "cupynumeric 2 step": Exercise(_CUPYNUMERIC, _STEP + "check.step(step, device_type=cnp.ndarray, to_device=cnp.asarray)"),
+    "cupynumeric 3": Exercise(_CUPYNUMERIC, """
 def run(u, v, p, steps):
     for _ in range(steps):
         u, v = step(u, v, p)
@@ -282,8 +282,8 @@ def run(u, v, p, steps):
 
 check.time_loop(run, device_type=cnp.ndarray, to_device=cnp.asarray)
 """),
-    "cupynumeric 2": Exercise(_CUPYNUMERIC, _laplacian_of(_CUPYNUMERIC) + "check.laplacian(laplacian, device_type=cnp.ndarray, to_device=cnp.asarray)"),
-    "cupynumeric 5": Exercise(_CUPYNUMERIC, """
+    "cupynumeric 2 laplacian": Exercise(_CUPYNUMERIC, _laplacian_of(_CUPYNUMERIC) + "check.laplacian(laplacian, device_type=cnp.ndarray, to_device=cnp.asarray)"),
+    "cupynumeric 4": Exercise(_CUPYNUMERIC, """
 window = cnp.ones((3, 3), dtype=np.float32)
 
 def laplacian_convolve(a):
@@ -292,10 +292,10 @@ def laplacian_convolve(a):
 
 check.laplacian(laplacian_convolve, device_type=cnp.ndarray, to_device=cnp.asarray, uses="convolve")
 """),
-    "cupynumeric 6": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
+    "cupynumeric 5": Exercise(_CUPYNUMERIC, _STEP_TASK, own_process=True),  # a regression aborts the process
     "cupy 1": Exercise(_CUPY, _laplacian_of(_CUPY) + "check.laplacian(laplacian, device_type=on_device, to_device=xp.asarray)"),
     "cupy 2": Exercise(_CUPY, _STEP + "check.step(step, device_type=on_device, to_device=xp.asarray)"),
-    "cupy 5": Exercise(_CUPY, """
+    "cupy 6": Exercise(_CUPY, """
 def strip_launch(rows, cols, block, strip_rows):
     grid = (-(-cols // block[0]), -(-rows // (block[1] * strip_rows)))
     return grid, block
@@ -311,7 +311,7 @@ v_next = v + dt * (dv * lv + uvv - (feed + kill) * v);
 update = check.elementwise_update(update_body, laplacian)
 ''', kernel=True),
     "cupy 4": Exercise(_CUPY, _STEP_BODY, kernel=True),
-    "cupy 6": Exercise(_CUPY, """
+    "cupy 5": Exercise(_CUPY, """
 def fetch(v, stream):
     out = cupyx.empty_pinned(v.shape, v.dtype)
     cupy.asnumpy(v, stream=stream, out=out, blocking=False)
@@ -341,14 +341,14 @@ def histograms(images, bins):
 
 check.histograms(histograms, device_type=on_device, to_device=xp.asarray)
 """),
-    "synthesis 4": Exercise(_SYNTHESIS, """
+    "synthesis 6": Exercise(_SYNTHESIS, """
 def bright_cells(image, threshold):
     coordinates = xp.argwhere(image > threshold)
     return coordinates, image[coordinates[:, 0], coordinates[:, 1]]
 
 check.bright_cells(bright_cells, device_type=on_device, to_device=xp.asarray)
 """),
-    "synthesis 6": Exercise(_SYNTHESIS, """
+    "synthesis 5": Exercise(_SYNTHESIS, """
 def similarity(images):
     rows = images.reshape(images.shape[0], -1)
     gram = rows @ rows.T
@@ -357,7 +357,7 @@ def similarity(images):
 
 check.similarity(similarity, device_type=on_device, to_device=xp.asarray)
 """),
-    "synthesis 5": Exercise(_SYNTHESIS, """
+    "synthesis 4": Exercise(_SYNTHESIS, """
 def deciles(images):
     ordered = xp.sort(images.ravel())
     index = np.floor(analysis.DECILES * (ordered.size - 1)).astype(np.int64)
