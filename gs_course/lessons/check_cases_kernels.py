@@ -386,3 +386,7 @@ PLAYTEST_11_CUPY = [
     Case("cupy 7", ("simulation.advance(nbextrastep)", "simulation.advance(32)"), FAIL,
          "^(?!.*fori_loop).*image 0 is V after 32 steps.*simulation.advance\\(nbextrastep\\)", name="32 steps an image"),
 ]
+
+#: The second reading of playtest 11's fixes: right answers a new check rejected, hints worded for one cause of two.
+REVIEW_11 = [
+]
