@@ -165,6 +165,17 @@ def test_a_catch_up_typed_beside_other_code_stops_its_cell_with_its_line_alone()
                 assert error.traceback == ["This cell is exercise 1's: %catch_up 1 loads its answer here (exercise 2's "
                                            "answer goes in exercise 2's cell)"]
                 assert not loaded
+        # The function still holds the magic until its cell runs again: another cell that calls it loads nothing
+        client.execute_cell(typed[1], first)
+        later = nbformat.v4.new_code_cell("laplacian(xp.zeros((5, 7), xp.float32))")
+        client.execute_cell(later, first + 1)
+        assert [o.traceback for o in later.outputs if o.output_type == "error"] == [[
+            "your laplacian still holds %catch_up 1: run exercise 1's cell again (it holds the answer now), then this one"]]
+        assert not [p for p in payloads[-1] if p.get("source") == "set_next_input"], "the later cell is left as it is"
+        # The stub's comment copied along with the magic is no number of its own
+        alone = nbformat.v4.new_code_cell("%catch_up 1  # stuck? %catch_up 1 in this cell loads the answer")
+        client.execute_cell(alone, first)
+        assert [p for p in payloads[-1] if p.get("source") == "set_next_input"]
 
 
 def test_the_saved_cell_is_found_by_the_id_jupyterlab_sends(tmp_path, monkeypatch):
@@ -190,6 +201,9 @@ def test_the_saved_cell_is_found_by_the_id_jupyterlab_sends(tmp_path, monkeypatc
     monkeypatch.setenv("JPY_SESSION_NAME", "some/folder/lesson.ipynb")
     assert notebooks._saved_cell(Shell("b2")) == stub
     assert notebooks._saved_cell(Shell("zz")) == ""
+    monkeypatch.chdir(tmp_path.parent)
+    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "lesson.ipynb"))  # jupyter_server 2: the whole path
+    assert notebooks._saved_cell(Shell("b2")) == stub
     monkeypatch.delenv("JPY_SESSION_NAME")
     assert notebooks._saved_cell(Shell("b2")) == ""  # no notebook named: nothing, never an error
     assert notebooks._saved_cell(object()) == ""

@@ -74,11 +74,16 @@ def enable_catch_up(name: str) -> None:
     @register_line_magic
     def catch_up(line: str) -> None:
         solved = exercises(json.loads(path.read_text()))
-        number = int(line) if line.strip().isdigit() else 0
+        typed = line.split("#")[0].strip()  # %catch_up 2  # stuck? ...: the stub's comment copied along
+        number = int(typed) if typed.isdigit() else 0
         if not 1 <= number <= len(solved):
             print(f"%catch_up N, with N the exercise's number, 1 to {len(solved)}")
             return
         shell = get_ipython()
+        elsewhere = _defined_in_another_cell(shell)
+        if elsewhere:  # a function of an earlier cell, typed in there and never run again: this cell is not its
+            raise StopCell(f"your {elsewhere} still holds %catch_up {number}: run exercise {number}'s cell again "
+                           "(it holds the answer now), then this one")
         cell = _running_cell(shell)
         named = {int(n) for n in re.findall(r"%catch_up (\d+) in this cell", cell + _saved_cell(shell))} - {number}
         if named:
@@ -110,23 +115,44 @@ def _running_cell(shell) -> str:
 def _saved_cell(shell) -> str:
     """The text the running cell had when its notebook was last saved (the stub, which names its exercise,
     where the student replaced the whole cell with %catch_up): JupyterLab sends each cell's id with its
-    code, and the server tells the kernel its notebook (JPY_SESSION_NAME, in the kernel's folder); ""
+    code, and the server tells the kernel its notebook (JPY_SESSION_NAME: its path, or its name in the
+    kernel's folder); ""
     where either is missing."""
     try:
         cell_id = shell.kernel.get_parent("shell")["metadata"]["cellId"]
-        saved = json.loads(Path(Path(os.environ["JPY_SESSION_NAME"]).name).read_text())["cells"]
+        named = Path(os.environ["JPY_SESSION_NAME"])  # absolute (jupyter_server 2), or relative to its root
+        saved = json.loads((named if named.is_absolute() else Path(named.name)).read_text())["cells"]
     except (AttributeError, KeyError, TypeError, OSError, ValueError):
         return ""
     return next((_source(c) for c in saved if c.get("id") == cell_id), "")
 
 
+def _user_frames(shell) -> list:
+    """The frames of the notebook's own code running the magic, innermost first: the function it was typed
+    in (where it was), out to the running cell's top level."""
+    frames, frame = [], sys._getframe(2)
+    while frame is not None:
+        if frame.f_globals is shell.user_ns:
+            frames.append(frame)
+        frame = frame.f_back
+    return frames
+
+
+def _defined_in_another_cell(shell) -> str | None:
+    """The name of the function the magic was typed in, where that function was defined by another cell
+    than the one running (IPython compiles each cell under a file name of its own), else None: its
+    answer belongs in that cell, and loading it here would replace the student's own code."""
+    frames = _user_frames(shell)
+    if len(frames) > 1 and frames[0].f_code.co_filename != frames[-1].f_code.co_filename:
+        return frames[0].f_code.co_name
+    return None
+
+
 def _typed_alone(shell, cell: str) -> bool:
     """Whether `%catch_up` is the cell's only code (comments aside), run at the cell's top level, not from a
     function it was typed in."""
-    frame = sys._getframe(2)
-    while frame is not None and frame.f_globals is not shell.user_ns:
-        frame = frame.f_back
-    if frame is not None and frame.f_code.co_name != "<module>":
+    frames = _user_frames(shell)
+    if frames and frames[0].f_code.co_name != "<module>":
         return False
     code = [text for text in (line.split("#")[0].strip() for line in cell.splitlines()) if text]
     return len(code) <= 1
