@@ -194,6 +194,14 @@ PLAYTEST_4_JAX = [
          "calls your step, which is still wrong: fix exercise 1 first", name="the images call a step that ignores its u, v"),
     Case("cupynumeric 3", _FROM_INITIAL.format(xp="cnp", name="step") + EXERCISES["cupynumeric 3"].answer, FAIL,
          "calls your step, which is still wrong: fix exercise 2 first", name="the loop calls a step that ignores its u, v"),
+    Case("jax 3", "@partial(jax.jit, static_argnums=(2, 3))\ndef run(u, v, p, steps):\n"
+         "    a, b = (jnp.asarray(x) for x in model.initial_state(*u.shape))\n"
+         "    return lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (a, b))\n\n"
+         "@partial(jax.jit, static_argnums=(2, 3, 4))\ndef images(u, v, p, nbimage, nbextrastep):\n"
+         "    def one_image(uv, _):\n        uv = run(*uv, p, nbextrastep)\n        return uv, uv[1]\n\n"
+         "    return lax.scan(one_image, (u, v), None, length=nbimage)[1]\n\n"
+         "check.images(images, device_type=jax.Array, to_device=jnp.asarray)\n", FAIL,
+         "calls your run, which is still wrong: fix exercise 2 first", name="the images call a jitted run that ignores its u, v"),
     # Playtest 11 (JAX notebook, in real kernels): a Laplacian's stencil shown, a step that cannot run under jit, the batch's grids
     Case("jax 1 laplacian", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a, 2)", "padded[i : i + rows", "padded[i + 1 : i + 1 + rows"), FAIL,
          "stencil is not the model's: a cell gets 0 0 0 0 0 / 1 1 1 0 0 / 1 1 -8 0 0 / 1 1 1 0 0 / 0 0 0 0 0.*centred 1 column\\(s\\) to the left",

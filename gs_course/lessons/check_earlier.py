@@ -37,6 +37,7 @@ def _theirs(student) -> list[tuple[str, object]]:
     while todo:
         function = todo.pop()
         for name, value in sorted(_globals_used(function).items()):
+            value = inspect.unwrap(value) if callable(value) else value  # a jitted run or step: its Python function
             if (name in _EARLIER and inspect.isfunction(value) and value is not student
                     and not value.__module__.startswith("gs_course") and (name, value) not in found):
                 found.insert(0, (name, value))
