@@ -5,10 +5,13 @@ A step whose two threads both compare and swap their pair sorts right however th
 other, the second finds the pair in order; in lockstep, both write the same two values. So the sort's
 values cannot tell it, and the exercise asks for one thread a pair (two writing the same addresses is
 a race, and the work done twice). Nor can the text: `if (partner > i);` or `if (partner > i) {}` holds
-the words of a guard that guards nothing. So the body runs in a wrapper kernel that gives its thread t
-the index `who[t]`: the lower threads of a few pairs alone, then their upper threads alone, on pairs in
-order and out of order. A pair that each of its threads changes, alone, has two threads acting on it.
-The wrapper is the course's kernel with i read from `who`: the same on an NVIDIA GPU and on the CPU.
+the words of a guard that guards nothing. So the body runs in a wrapper kernel launched with every thread of the
+values, each i its real index (a body that computes its own, blockIdx.x * blockDim.x + threadIdx.x,
+gets the same), where only the threads marked in `acting` go past the first return: the lower threads
+of a few pairs alone, then their upper threads alone, on pairs in order and out of order. A pair that
+each of its threads changes, alone, has two threads acting on it. The wrapper is the course's kernel
+with that return widened: the same on an NVIDIA GPU and on the CPU. (A body with a __syncthreads()
+never gets here: barrier_mistake refuses it first, as after the course's own return.)
 """
 
 from __future__ import annotations
@@ -21,11 +24,12 @@ from . import analysis, cuda_on_cpu
 from .check_core import NotYet
 from .c_statements import If, ifs, slip_hint
 
-#: The course's bitonic kernel, its thread's index i taken from `who` (thread t acts as element who[t]).
+#: The course's bitonic kernel, where only the threads i with acting[i] run the body: i stays the thread's
+#: own index, so a body that derives it again (or its partner) from blockIdx and threadIdx agrees with it.
 PROBE_KERNEL = analysis.BITONIC_KERNEL.replace("void bitonic_step(float* values, int j, int k, int n)",
-                                               "void bitonic_probe(float* values, int j, int k, int n, const int* who)").replace(
-    "const unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;", "const unsigned int i = who[threadIdx.x];")
-assert "who[threadIdx.x]" in PROBE_KERNEL and "int* who" in PROBE_KERNEL, "analysis.BITONIC_KERNEL's first lines changed"
+                                               "void bitonic_probe(float* values, int j, int k, int n, const int* acting)").replace(
+    "if (i >= n) return;", "if (i >= n || !acting[i]) return;")
+assert "!acting[i]" in PROBE_KERNEL and "int* acting" in PROBE_KERNEL, "analysis.BITONIC_KERNEL's first lines changed"
 
 #: The step probed: j = 2 within k = 4 on 8 values, the pairs (0, 2) and (1, 3) ascending, (4, 6) and (5, 7) descending.
 _J, _K, _N = 2, 4, 8
@@ -49,27 +53,35 @@ def _changed(before: np.ndarray, after: np.ndarray) -> np.ndarray:
     return (after[_LOWER] != before[_LOWER]) | (after[_UPPER] != before[_UPPER])
 
 
+def _acting(threads: np.ndarray) -> np.ndarray:
+    """The `acting` mask of the probe kernel: 1 for `threads`, 0 for the others of the _N."""
+    mask = np.zeros(_N, np.int32)
+    mask[threads] = 1
+    return mask
+
+
 def _runs() -> list[tuple[np.ndarray, np.ndarray, bool]]:
-    """(values, who, lower) of each probe: each pair's order, each role alone."""
-    return [(_pairs(order), who, lower) for order in (True, False) for who, lower in ((_LOWER, True), (_UPPER, False))]
+    """(values, acting, lower) of each probe: each pair's order, each role alone."""
+    return [(_pairs(order), _acting(threads), lower) for order in (True, False)
+            for threads, lower in ((_LOWER, True), (_UPPER, False))]
 
 
 def _results_on_cpu(body: str, barrier: bool) -> list[np.ndarray] | None:
     if cuda_on_cpu.compiler() is None:
         return None
-    main = (f"    launch(dim3(1), dim3({_LOWER.size}), {'true' if barrier else 'false'}, false, "
-            f"[&] {{ bitonic_probe(values, {_J}, {_K}, {_N}, who); }});")
-    runs = [({"values": values, "who": who}, {}) for values, who, _ in _runs()]
+    main = (f"    launch(dim3(1), dim3({_N}), {'true' if barrier else 'false'}, false, "
+            f"[&] {{ bitonic_probe(values, {_J}, {_K}, {_N}, acting); }});")
+    runs = [({"values": values, "acting": acting}, {}) for values, acting, _ in _runs()]
     return [run["values"] for run in cuda_on_cpu.run_checked(PROBE_KERNEL.replace("BODY", body),
-                                                             {"values": _pairs(True), "who": _LOWER}, main, runs)]
+                                                             {"values": _pairs(True), "acting": _acting(_LOWER)}, main, runs)]
 
 
 def _results_on_gpu(body: str, cupy) -> list[np.ndarray]:
     kernel = cupy.RawKernel(PROBE_KERNEL.replace("BODY", body), "bitonic_probe")
     results = []
-    for values, who, _ in _runs():
+    for values, acting, _ in _runs():
         on_device = cupy.asarray(values)
-        kernel((1,), (who.size,), (on_device, np.int32(_J), np.int32(_K), np.int32(_N), cupy.asarray(who)))
+        kernel((1,), (_N,), (on_device, np.int32(_J), np.int32(_K), np.int32(_N), cupy.asarray(acting)))
         results.append(on_device.get())
     return results
 

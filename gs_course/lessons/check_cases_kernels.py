@@ -387,6 +387,38 @@ PLAYTEST_11_CUPY = [
          "^(?!.*fori_loop).*image 0 is V after 32 steps.*simulation.advance\\(nbextrastep\\)", name="32 steps an image"),
 ]
 
+
+def _bitonic_cell(body: str) -> str:
+    """A whole cell of the bitonic exercise with `body` as bitonic_body."""
+    return f'bitonic_body = r"""{body}"""\nbitonic_sort = check.bitonic_step(bitonic_body)\n'
+
+
 #: The second reading of playtest 11's fixes: right answers a new check rejected, hints worded for one cause of two.
 REVIEW_11 = [
+    # bitonic bodies that compute their own index from blockIdx and threadIdx: the probe of both threads
+    # acting keeps each thread's real index (it gave thread t the index who[t] before, so me was 0-3 in both runs)
+    Case("synthesis 8", _bitonic_cell("""
+    const unsigned int me = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int other = me ^ j;
+    if (other > me) {
+        const bool ascending = (me & k) == 0;
+        const float a = values[me], b = values[other];
+        if ((a > b) == ascending) { values[me] = b; values[other] = a; }
+    }
+"""), PASS, "bitonic sort", name="own index and partner, other > me"),
+    Case("synthesis 8", _bitonic_cell("""
+    const int t = threadIdx.x + blockDim.x * blockIdx.x;
+    if ((t & j) != 0) return;
+    const int u = t | j;
+    const bool up = (t & k) == 0;
+    const float lo = values[t], hi = values[u];
+    if (up ? lo > hi : lo < hi) { values[t] = hi; values[u] = lo; }
+"""), PASS, "bitonic sort", name="own index, the upper threads returned by bit j"),
+    Case("synthesis 8", _bitonic_cell("""
+    const unsigned int me = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned int other = me ^ j;
+    const bool ascending = (me & k) == 0;
+    const float a = values[me], b = values[other];
+    if ((a > b) == ascending) { values[me] = b; values[other] = a; }
+"""), FAIL, "both threads of a pair compare and swap it", name="own index, no thread of a pair picked"),
 ]
