@@ -13,6 +13,10 @@ import numpy as np
 #: (name, mantissa bits, how it is cast), the coarser first: a bfloat16 value is most often a float16 one too.
 PRECISIONS = (("bfloat16", 7, "astype(jnp.bfloat16)"), ("float16", 10, "astype(np.float16)"))
 
+#: TF32 keeps float16's 10 bits: a GPU rounds to it in JAX's float32 convolutions and matrix products by default.
+TF32 = (" (or, with no such cast, TF32: a JAX convolution or matrix product on a GPU rounds to it unless "
+        "precision=lax.Precision.HIGHEST)")
+
 #: Cells where the precision's spacing is this many times float32's rounding are the ones that tell.
 _TELLING, _ENOUGH_CELLS = 16, 20
 
@@ -60,7 +64,7 @@ def half_rounded(got: np.ndarray, want: np.ndarray, intermediates) -> str | None
                     and bool((np.abs(recovered - _round(recovered, bits)) <= tolerance).all())):
                 digits = round((bits + 1) * np.log10(2))
                 return (f"{what} is rounded to {name} (about {digits} digits): keep every value float32, no .{cast} "
-                        "on the way")
+                        "on the way" + (TF32 if name == "float16" else ""))
     return _several_rounded(error, want, intermediates)
 
 
@@ -76,7 +80,7 @@ def _several_rounded(error: np.ndarray, want: np.ndarray, intermediates: list) -
     shown = error[np.abs(error) > noise]
     if (shown.size >= _ENOUGH_CELLS and bool((np.abs(error) <= noise + moved).all()) and np.abs(error).max() > 4 * noise
             and 0.2 < (shown > 0).mean() < 0.8):  # rounding goes either way; a slip in a formula mostly one way
-        return f"values are rounded to float16 on the way (about 3 digits): keep every value float32, no .{cast}"
+        return f"values are rounded to float16 on the way (about 3 digits): keep every value float32, no .{cast}{TF32}"
     return None
 
 
