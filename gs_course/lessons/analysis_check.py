@@ -21,7 +21,7 @@ from .analysis_inputs import batch, close as _close, first_difference as _first_
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, narrow_index, narrow_index_hint, NARROW_IN_PLACE, other_norms,
                                 split_named, wrapping_type, wrong_products)
-from .decile_mistakes import SEARCHED_IN_A_BATCH, class_shift, classes_shape, edges_mistake, edges_shape
+from .decile_mistakes import class_shift, classes_shape, edges_mistake, edges_shape, searched_in_a_batch
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .legate_check import nested_codes
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
@@ -79,13 +79,14 @@ def _called(student, arrays: tuple[np.ndarray, ...], *others, to_device=np.asarr
 @contextlib.contextmanager
 def _their_errors(*hints: tuple[type, str, str]):
     """An error raised in the student's function that a typical mistake gives becomes that mistake's
-    hint, shown alone: (exception type, pattern of its message, hint). Any other error shows as it is."""
+    hint, shown alone: (exception type, pattern of its message, hint: a str with {message}, or a function
+    of the message). Any other error shows as it is."""
     try:
         yield
     except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
         for kind, pattern, hint in hints:
-            if isinstance(err, kind) and re.search(pattern, str(err)):
-                raise NotYet(hint.format(message=str(err))) from None
+            if isinstance(err, kind) and re.search(pattern, str(err)):  # a hint read from more than the message: a function
+                raise NotYet(hint(str(err)) if callable(hint) else hint.format(message=str(err))) from None
         raise
 
 
@@ -436,7 +437,7 @@ _BINARY_SEARCHES = ("searchsorted", "digitize")
 
 @contextlib.contextmanager
 def _binary_searches(device_type):
-    """The calls of the student's library's binary searches while the student runs (a list)."""
+    """The calls of the student's library's binary searches while the student runs, a list of (name, args, kwargs)."""
     import importlib
 
     module = importlib.import_module(device_type.__module__.split(".")[0] if device_type is not None else "numpy")
@@ -444,7 +445,7 @@ def _binary_searches(device_type):
 
     def watched(name):
         def call(*args, **kwargs):
-            calls.append(name)
+            calls.append((name, args, kwargs))  # the arrays too: searched_in_a_batch reads the one searched in
             return originals[name](*args, **kwargs)
         return call
 
@@ -468,9 +469,9 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     index floor(q (n - 1)) of the sorted values) and each cell's decile class, 0 to 9, by a binary
     search among them (a cell equal to an edge in the class above it)."""
     images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
-    with _their_errors((IndexError, "integer", "an index must be an integer ({message}): take "
-                        "np.floor(q * (n - 1)).astype(int)"), SEARCHED_IN_A_BATCH), \
-            _binary_searches(device_type) as searches:
+    with _binary_searches(device_type) as searches, _their_errors(
+            (IndexError, "integer", "an index must be an integer ({message}): take np.floor(q * (n - 1)).astype(int)"),
+            searched_in_a_batch(searches, images)):
         result = _called(student, (images,), to_device=to_device)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         raise NotYet("return a pair: (edges, classes)")

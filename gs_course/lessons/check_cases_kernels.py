@@ -421,4 +421,20 @@ REVIEW_11 = [
     const float a = values[me], b = values[other];
     if ((a > b) == ascending) { values[me] = b; values[other] = a; }
 """), FAIL, "both threads of a pair compare and swap it", name="own index, no thread of a pair picked"),
+    # deciles: searchsorted's "object too deep" from edges per row or per image, the edges given first, is not told
+    # that the edges come first; the array searched in at the call tells which mistake, a method call names both
+    Case("synthesis 4", ("xp.sort(images.ravel())", "xp.sort(images)", "ordered.size - 1", "ordered.shape[-1] - 1",
+                         "ordered[xp.asarray(index)]", "ordered[..., xp.asarray(index)]"), FAIL,
+         "^(?!.*edges come first).*object too deep.*your edges have shape \\(\\d+, \\d+, 9\\): deciles per row.*axis=None",
+         name="edges per row (xp.sort without axis=None), given first"),
+    Case("synthesis 4", ("xp.sort(images.ravel())", "xp.sort(images.reshape(len(images), -1))", "ordered.size - 1",
+                         "ordered.shape[-1] - 1", "ordered[xp.asarray(index)]", "ordered[:, xp.asarray(index)]",
+                         "xp.searchsorted(edges, images, side=\"right\")", "xp.digitize(images, edges)"), FAIL,
+         "xp.digitize\\(x, bins\\) searches in bins.*your edges have shape \\(\\d+, 9\\): deciles per image",
+         name="edges per image, digitize(images, edges)"),
+    Case("synthesis 4", ("xp.sort(images.ravel())", "xp.sort(images)", "ordered.size - 1", "ordered.shape[-1] - 1",
+                         "ordered[xp.asarray(index)]", "ordered[..., xp.asarray(index)]",
+                         "xp.searchsorted(edges, images, side=\"right\")", "edges.searchsorted(images, side=\"right\")"),
+         FAIL, "object too deep.*either the batch went where the edges go.*or your edges have more than one axis",
+         name="edges per row, edges.searchsorted(images): both causes named"),
 ]

@@ -16,11 +16,36 @@ from .analysis_inputs import first_difference
 _SORT_ALL = "sort all the batch's values together, xp.sort(images, axis=None) (or xp.sort(images.ravel()))"
 _SEARCH = "xp.searchsorted(edges, images, side='right')"
 
-#: xp.searchsorted's error (NumPy's and CuPy's) where the array searched in has more than one axis:
-#: the batch given first, the edges second.
-SEARCHED_IN_A_BATCH = (ValueError, "object too deep for desired array",
-                       "xp.searchsorted(a, v) searches in a, one sorted axis, for where each value of v goes "
-                       f"({{message}}): the edges come first, {_SEARCH}")
+#: How each binary search is called: the array it searches in (its position, its name), and the right call.
+_SEARCHED_IN = {
+    "searchsorted": (0, "a", "xp.searchsorted(a, v) searches in a, one sorted axis, for where each value of v goes",
+                     f"the edges come first, {_SEARCH}"),
+    "digitize": (1, "bins", "xp.digitize(x, bins) searches in bins, one sorted axis, for where each value of x goes",
+                 "the edges go second, xp.digitize(images, edges)"),
+}
+
+
+def searched_in_a_batch(searches: list, images: np.ndarray) -> tuple:
+    """(type, pattern, hint) of xp.searchsorted's or xp.digitize's error (NumPy's and CuPy's) where the array
+    searched in has more than one axis. Two mistakes give it: the batch given where the edges go, or edges of
+    more than one axis (deciles per image or per row: xp.sort sorts each row apart unless given axis=None).
+    The hint tells them apart by the shape of the array searched in at the call that failed, the last of
+    `searches` ((name, args, kwargs) of the student's calls, seen as they start); a call not seen there (a
+    method, edges.searchsorted(images)) leaves the last one 1-D or none, and the hint names both."""
+    def hint(message: str) -> str:
+        name, args, kwargs = searches[-1] if searches else ("searchsorted", (), {})
+        at, keyword, searches_in, right = _SEARCHED_IN[name]
+        searched = kwargs[keyword] if keyword in kwargs else args[at] if len(args) > at else 0
+        shape = tuple(searched.shape) if hasattr(searched, "shape") else np.shape(searched)
+        said = f"{searches_in} ({message})"
+        if len(shape) > 1 and shape[-1] == len(analysis.DECILES):
+            return (f"{said}, and your edges have shape {shape}: "
+                    f"{edges_shape(shape, images) or f'deciles of pieces of the batch: {_SORT_ALL}'}")
+        if len(shape) > 1 and np.prod(shape) == images.size:
+            return f"{said}: you gave it the batch to search in; {right}"
+        return (f"{said}: either the batch went where the edges go ({right}), or your edges have more than one axis, "
+                f"deciles per image or per row (xp.sort sorts each row apart unless given axis=None: {_SORT_ALL})")
+    return ValueError, "object too deep for desired array", hint
 
 
 def _at(n: int) -> np.ndarray:
