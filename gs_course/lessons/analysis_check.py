@@ -19,7 +19,7 @@ import numpy as np
 from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
-                                half_operand, loop_turns, narrow_index, narrow_index_hint, NARROW_IN_PLACE, other_norms,
+                                half_operand, loop_turns, narrow_index, narrow_index_hint, narrow_in_place, other_norms,
                                 split_named, wrapping_type, wrong_products)
 from .decile_mistakes import class_shift, classes_shape, edges_mistake, edges_shape, searched_in_a_batch
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
@@ -165,7 +165,7 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     narrow = wrapping_type(_names_used(student), count, bins)  # xp.int8: a bin number wrapped to a negative one
     wrapped = [(ValueError, "negative", narrow_index_hint(narrow, count, bins))] if narrow else []
     with _their_errors(
-            *wrapped, NARROW_IN_PLACE,
+            *wrapped, narrow_in_place(count, bins),
             (ValueError, "could not be broadcast", "the offsets do not broadcast against the batch ({message}): "
              "make them a column of shape (images, 1, 1), (xp.arange(images) * bins)[:, None, None]"),
             (TypeError, "positional argument", "histograms is called as histograms(images, bins): take both "

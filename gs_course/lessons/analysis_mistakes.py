@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import re
 import sys
 
 import numpy as np
@@ -214,10 +215,22 @@ def wrapping_type(names: set[str], count: int, bins: int) -> str | None:
                  and np.iinfo(dtype).max < count * bins - 1), None)
 
 
-#: NumPy's and CuPy's error for the image offsets (int64) added in place to bin numbers of an 8- or 16-bit type.
-NARROW_IN_PLACE = (TypeError, r"[Cc]annot cast .*int64'?\)? to dtype\('u?int(8|16)'\)",
-                   "your bin numbers are an 8- or 16-bit integer ({message}), which cannot hold them all (they go up to "
-                   "images x bins - 1): keep the index int64, .astype(np.int64)")
+def narrow_in_place(count: int, bins: int) -> tuple:
+    """(type, pattern, hint) of NumPy's and CuPy's error for the image offsets (int64) added in place to unsigned
+    bin numbers: their same_kind rule will not put a signed sum into an unsigned integer (a signed one, int8 or
+    int16, takes it: wrapped, told by narrow_index). The refusal is the mistake whatever the width, so the hint
+    says so, and that the type is too small as well only where it is (uint8's 255 < images x bins - 1 = 319 in
+    the checker's batch; uint16 holds 65535)."""
+    largest = count * bins - 1
+
+    def hint(message: str) -> str:
+        dtype = re.search(r"to dtype\('(uint\d+)'\)", message)[1]
+        said = "an 8- or 16-bit integer" if dtype in NARROW_INDICES else dtype
+        small = (f", and {dtype} holds up to {np.iinfo(dtype).max} only, below the largest bin number, images x bins - 1 "
+                 f"= {largest}" if np.iinfo(dtype).max < largest else "")
+        return (f"your bin numbers are {said} ({message}): NumPy and CuPy will not add the int64 image offsets into "
+                f"{dtype}, an unsigned integer, in place{small}. Make the bin numbers int64, .astype(np.int64)")
+    return TypeError, r"[Cc]annot cast .*(int32|int64|float64)'?\)? to dtype\('uint(8|16|32|64)'\)", hint
 
 
 def narrow_index(got: np.ndarray, binned: np.ndarray, bins: int) -> str | None:

@@ -388,6 +388,10 @@ PLAYTEST_11_CUPY = [
 ]
 
 
+#: The histograms' bin numbers in the reference answer, int64.
+_BINNED = "xp.minimum((images * bins).astype(np.int64), bins - 1)"
+
+
 def _bitonic_cell(body: str) -> str:
     """A whole cell of the bitonic exercise with `body` as bitonic_body."""
     return f'bitonic_body = r"""{body}"""\nbitonic_sort = check.bitonic_step(bitonic_body)\n'
@@ -437,4 +441,15 @@ REVIEW_11 = [
                          "xp.searchsorted(edges, images, side=\"right\")", "edges.searchsorted(images, side=\"right\")"),
          FAIL, "object too deep.*either the batch went where the edges go.*or your edges have more than one axis",
          name="edges per row, edges.searchsorted(images): both causes named"),
+    # histograms: unsigned bin numbers, the int64 offsets added in place, are told that NumPy and CuPy refuse it
+    # (same_kind), and that the type is too small only where it is (uint8: 255 < 319; uint16 holds 65535)
+    Case("synthesis 3", (_BINNED, _BINNED.replace("int64", "uint16")), FAIL,
+         "^(?!.*(cannot hold|255|65535)).*uint16.*will not add the int64 image offsets into uint16, an unsigned integer, "
+         "in place\\. Make the bin numbers int64", name="uint16 bin numbers, the offsets added in place"),
+    Case("synthesis 3", (_BINNED, _BINNED.replace("int64", "uint8")), FAIL,
+         "will not add the int64 image offsets into uint8, an unsigned integer, in place, and uint8 holds up to 255 only.*"
+         "images x bins - 1 = 319\\. Make the bin numbers int64", name="uint8 bin numbers: refused in place, and 255 < 319"),
+    Case("synthesis 3", (_BINNED, _BINNED.replace("int64", "uint32")), FAIL,
+         "^(?!.*(8- or 16-bit|cannot hold|holds up to)).*bin numbers are uint32.*will not add the int64 image offsets into "
+         "uint32", name="uint32 bin numbers, the offsets added in place"),
 ]
