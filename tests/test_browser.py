@@ -124,9 +124,9 @@ def lab(tmp_path):
         assert not _processes_using(runtime), "a kernel outlived the server"
 
 
-def _exercise_index(path: Path) -> int:
+def _exercise_index(path: Path, after: int = -1) -> int:
     cells = json.loads(path.read_text())["cells"]
-    return next(i for i, cell in enumerate(cells) if "Your turn" in "".join(cell["source"]))
+    return next(i for i, cell in enumerate(cells) if i > after and "Your turn" in "".join(cell["source"]))
 
 
 def _answer(page, cell, source: str) -> None:
@@ -212,6 +212,20 @@ def test_the_first_notebook_in_a_browser(lab):
             expect(cell.locator(".jp-OutputArea-output")).to_contain_text("\N{CHECK MARK}", timeout=120_000)
             expect(cell.locator(".jp-OutputArea-output")).not_to_contain_text("window sum")
             page.screenshot(path=shots / "3-right-answer.png")
+
+            # A stuck student replaces the next exercise's whole cell with %catch_up: typed with another
+            # exercise's number, the cell's id (JupyterLab sends it; the course's notebooks keep the solved
+            # ones') tells whose cell it is; with its own, the answer comes into the cell.
+            following = _exercise_index(notebook, after=exercise)
+            cell = cells.nth(following)
+            cell.scroll_into_view_if_needed()
+            _answer(page, cell, "%catch_up 1")
+            expect(cell.locator(".jp-OutputArea-output")).to_contain_text("This cell is exercise 2's", timeout=60_000)
+            _answer(page, cell, "%catch_up 2")
+            expect(cell.locator(".jp-OutputArea-output")).to_contain_text("Exercise 2's answer is now in this cell",
+                                                                          timeout=60_000)
+            expect(cell.locator(".cm-content")).to_contain_text("check.step(", timeout=30_000)
+            page.screenshot(path=shots / "4-catch-up.png")
         finally:
             browser.close()
     print(f"screenshots in {shots}")

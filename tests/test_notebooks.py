@@ -178,32 +178,35 @@ def test_a_catch_up_typed_beside_other_code_stops_its_cell_with_its_line_alone()
         assert [p for p in payloads[-1] if p.get("source") == "set_next_input"]
 
 
-def test_the_saved_cell_is_found_by_the_id_jupyterlab_sends(tmp_path, monkeypatch):
-    """A cell replaced whole by `%catch_up 3` holds no stub that names its exercise: the saved notebook's
-    version of the cell (by the id JupyterLab sends, in the notebook the server names) still does."""
-    stub = f"def step(u, v, p):\n    {notebooks.YOUR_TURN}  # stuck? %catch_up 2 in this cell loads the answer\n"
-    saved = {"cells": [{"cell_type": "code", "id": "a1", "source": "x = 1"},
-                       {"cell_type": "code", "id": "b2", "source": stub.splitlines(keepends=True)}]}
-    (tmp_path / "lesson.ipynb").write_text(json.dumps(saved))
+def test_the_exercise_of_the_running_cell_is_known_by_its_id_or_what_it_holds_of_the_stub():
+    """A cell replaced whole by `%catch_up 3` holds nothing of its stub: its id, which JupyterLab sends
+    and the student notebook shares with the solved one, still says whose cell it is; without an id
+    (another front end), the stub's comment or its checker's call does; a cell of the student's own is
+    no exercise's."""
+    solution, student = PAIRS[0]
+    notebook = json.loads(solution.read_text())
+    solved = notebooks.exercises(notebook)
+    code = [c for c in notebook["cells"] if c["cell_type"] == "code" and notebooks.BEGIN in "".join(c["source"])]
+    given = json.loads(student.read_text())
+    assert [c["id"] for c in given["cells"]] == [c["id"] for c in notebook["cells"]], "the student's cells keep their ids"
 
     class Kernel:
         def __init__(self, cell_id):
             self.cell_id = cell_id
 
         def get_parent(self, channel):
-            return {"metadata": {"cellId": self.cell_id}}
+            return {"metadata": {} if self.cell_id is None else {"cellId": self.cell_id}}
 
     class Shell:
-        def __init__(self, cell_id):
+        def __init__(self, cell_id=None):
             self.kernel = Kernel(cell_id)
 
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("JPY_SESSION_NAME", "some/folder/lesson.ipynb")
-    assert notebooks._saved_cell(Shell("b2")) == stub
-    assert notebooks._saved_cell(Shell("zz")) == ""
-    monkeypatch.chdir(tmp_path.parent)
-    monkeypatch.setenv("JPY_SESSION_NAME", str(tmp_path / "lesson.ipynb"))  # jupyter_server 2: the whole path
-    assert notebooks._saved_cell(Shell("b2")) == stub
-    monkeypatch.delenv("JPY_SESSION_NAME")
-    assert notebooks._saved_cell(Shell("b2")) == ""  # no notebook named: nothing, never an error
-    assert notebooks._saved_cell(object()) == ""
+    def here(cell: str, cell_id=None):
+        return notebooks._exercise_here(Shell(cell_id), cell, notebook, solved)
+
+    assert here("%catch_up 3", code[1]["id"]) == 2
+    assert here("%catch_up 3", "an id of the student's own") is None
+    assert here("%catch_up 3") is None
+    assert here(f"x = 1\n{notebooks.YOUR_TURN}  # stuck? %catch_up 2 in this cell loads the answer") == 2
+    assert here("%catch_up 3\n" + solved[1].strip().splitlines()[-1]) == 2
+    assert notebooks._exercise_here(object(), "%catch_up 1", notebook, solved) is None

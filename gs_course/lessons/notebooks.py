@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import contextlib
 import json
-import os
 import re
 import subprocess
 import sys
@@ -73,7 +73,8 @@ def enable_catch_up(name: str) -> None:
 
     @register_line_magic
     def catch_up(line: str) -> None:
-        solved = exercises(json.loads(path.read_text()))
+        notebook = json.loads(path.read_text())
+        solved = exercises(notebook)
         typed = line.split("#")[0].strip()  # %catch_up 2  # stuck? ...: the stub's comment copied along
         number = int(typed) if typed.isdigit() else 0
         if not 1 <= number <= len(solved):
@@ -85,9 +86,9 @@ def enable_catch_up(name: str) -> None:
             raise StopCell(f"your {elsewhere} still holds %catch_up {number}: run exercise {number}'s cell again "
                            "(it holds the answer now), then this one")
         cell = _running_cell(shell)
-        named = {int(n) for n in re.findall(r"%catch_up (\d+) in this cell", cell + _saved_cell(shell))} - {number}
-        if named:
-            said = (f"This cell is exercise {min(named)}'s: %catch_up {min(named)} loads its answer here "
+        here = _exercise_here(shell, cell, notebook, solved)
+        if here not in (None, number):
+            said = (f"This cell is exercise {here}'s: %catch_up {here} loads its answer here "
                     f"(exercise {number}'s answer goes in exercise {number}'s cell)")
         else:
             shell.set_next_input(solved[number - 1], replace=True)
@@ -112,19 +113,22 @@ def _running_cell(shell) -> str:
     return history[-1]
 
 
-def _saved_cell(shell) -> str:
-    """The text the running cell had when its notebook was last saved (the stub, which names its exercise,
-    where the student replaced the whole cell with %catch_up): JupyterLab sends each cell's id with its
-    code, and the server tells the kernel its notebook (JPY_SESSION_NAME: its path, or its name in the
-    kernel's folder); ""
-    where either is missing."""
-    try:
+def _exercise_here(shell, cell: str, notebook: dict, solved: list[str]) -> int | None:
+    """The number of the exercise whose cell is running, else None (a cell of the student's own): by
+    the cell's id, which JupyterLab sends with its code and the course's notebooks share with the solved
+    ones (a cell replaced whole by %catch_up keeps it); else by what the cell still holds of the stub, its
+    your-turn comment or its checker's call."""
+    with contextlib.suppress(AttributeError, KeyError, TypeError):
         cell_id = shell.kernel.get_parent("shell")["metadata"]["cellId"]
-        named = Path(os.environ["JPY_SESSION_NAME"])  # absolute (jupyter_server 2), or relative to its root
-        saved = json.loads((named if named.is_absolute() else Path(named.name)).read_text())["cells"]
-    except (AttributeError, KeyError, TypeError, OSError, ValueError):
-        return ""
-    return next((_source(c) for c in saved if c.get("id") == cell_id), "")
+        code = [c for c in notebook["cells"] if c["cell_type"] == "code" and BEGIN in _source(c)]
+        found = next((n for n, c in enumerate(code, 1) if c.get("id") == cell_id), None)
+        if found:
+            return found
+    named = re.findall(r"%catch_up (\d+) in this cell", cell)
+    if named:
+        return int(named[0])
+    calls = [n for n, answer in enumerate(solved, 1) if answer.strip().splitlines()[-1].strip() in cell]
+    return calls[0] if len(calls) == 1 else None
 
 
 def _user_frames(shell) -> list:
@@ -184,10 +188,9 @@ def student_version(solution: dict) -> dict:
             cell["execution_count"] = None
         cell["source"] = source.splitlines(keepends=True)
         cell["metadata"] = {k: v for k, v in cell.get("metadata", {}).items() if k != "execution"}
-        cell.pop("id", None)
-        cells.append(cell)
+        cells.append(cell)  # its id kept: %catch_up knows an exercise's cell by it (JupyterLab sends it)
     metadata = {k: v for k, v in solution["metadata"].items() if k in STUDENT_METADATA}
-    return {**solution, "metadata": metadata, "cells": cells, "nbformat": 4, "nbformat_minor": 4}
+    return {**solution, "metadata": metadata, "cells": cells, "nbformat": 4, "nbformat_minor": 5}
 
 
 def render(notebook: dict) -> str:
