@@ -388,6 +388,9 @@ PLAYTEST_11_CUPY = [
 ]
 
 
+#: The ReductionKernel's map_expr and reduce_expr in the reference answer.
+_MAP, _REDUCE = '"v > threshold ? v : 0.0"', 'reduce_expr = "a + b"'
+
 #: The histograms' bin numbers in the reference answer, int64.
 _BINNED = "xp.minimum((images * bins).astype(np.int64), bins - 1)"
 
@@ -452,4 +455,19 @@ REVIEW_11 = [
     Case("synthesis 3", (_BINNED, _BINNED.replace("int64", "uint32")), FAIL,
          "^(?!.*(8- or 16-bit|cannot hold|holds up to)).*bin numbers are uint32.*will not add the int64 image offsets into "
          "uint32", name="uint32 bin numbers, the offsets added in place"),
+    # ReductionKernel: a ';' between statements is asked to be one expression (the text without its ';' does not
+    # compile); an if ... else in reduce_expr gets a line of its own (it got the compiler's "before 'if'")
+    Case("synthesis 2", (_MAP, '"float x = v; x > threshold ? x : 0.0f"'), FAIL,
+         "^(?!.*float x = v x).*map_expr must be one C expression.*no declarations.*conditional expression on v directly, "
+         "as in map_expr = 'v > threshold \\? v : 0'", name="map_expr a declaration, then the expression"),
+    Case("synthesis 2", (_MAP, '"float x = v; return x > threshold ? x : 0.0f;"'), FAIL,
+         "^(?!.*float x = v).*map_expr must be one C expression.*conditional expression on v directly",
+         name="map_expr a declaration, then a return"),
+    Case("synthesis 2", (_REDUCE, 'reduce_expr = "if (a > b) return a; else return b;"'), FAIL,
+         "^(?!.*primary-expression)reduce_expr is one C expression.*no if \\.\\.\\. else.*a > b \\? a : b, or max\\(a, b\\)",
+         name="reduce_expr an if ... else of returns"),
+    Case("synthesis 2", (_REDUCE, 'reduce_expr = "a if a > b else b"'), FAIL,
+         "reduce_expr is one C expression.*Python's conditional.*condition \\? value : other", name="reduce_expr Python's if"),
+    Case("synthesis 2", (_REDUCE, 'reduce_expr = "a + b;;"'), FAIL, "no ';' in it, reduce_expr = 'a \\+ b'$",
+         name="reduce_expr 'a + b;;'"),
 ]

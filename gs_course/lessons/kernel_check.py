@@ -23,6 +23,7 @@ from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
 from .kernel_barriers import _DIVERGENT, _governing, _thread_dependent, divergent_barrier
 from .kernel_indices import same_cell_each_time
 from .histogram_flush import flush_mistake
+from .reduction_statements import statement_hint
 from ..backends import probe
 
 
@@ -110,11 +111,8 @@ def spot_mass_kernel(map_expr: str, reduce_expr: str, identity: str):
     with the threshold a float32 array of 0 dimensions (None without a GPU)."""
     for text, what in ((map_expr, "map_expr"), (reduce_expr, "reduce_expr"), (identity, "identity")):
         c_text(text, what)
-        returned = re.match(r"\s*return\b", text)  # a statement: the compiler says "expected ')' before ';'"
-        if (";" in text or returned) and not re.search(r"\b(if|else)\b", text):  # if ... else: told below
-            bare = " ".join(text[returned.end() if returned else 0:].replace(";", " ").split())
-            raise NotYet(f"{what} is a C expression, which CuPy puts inside its own code, not a statement: no ';' "
-                         f"{'or return ' if returned else ''}in it, {what} = '{bare}'")
+        if statement := statement_hint(text, what):  # the compiler would say "expected ')' before ';'"
+            raise NotYet(statement)
     value = map_expr.split("?", 1)[1].split(":", 1)[0] if "?" in map_expr else map_expr
     if re.search(r"\b(if|else)\b", map_expr):  # before compiling: the compiler's error would not say this
         raise NotYet("map_expr is C, not Python: C's conditional is condition ? value : other, as in "
