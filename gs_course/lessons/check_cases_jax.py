@@ -202,6 +202,14 @@ PLAYTEST_4_JAX = [
          "    return lax.scan(one_image, (u, v), None, length=nbimage)[1]\n\n"
          "check.images(images, device_type=jax.Array, to_device=jnp.asarray)\n", FAIL,
          "calls your run, which is still wrong: fix exercise 2 first", name="the images call a jitted run that ignores its u, v"),
+    # Playtest 12: the batch jitted whole (its rows, cols and steps traced); nbimage given to lax.scan as xs
+    Case("jax 4", ("def batch(feeds, kills, rows, cols, steps):", "@jax.jit\ndef batch(feeds, kills, rows, cols, steps):"),
+         FAIL, "your batch is jitted whole.*static_argnums=\\(2, 3, 4\\)", name="the batch jitted whole"),
+    Case("jax 4", ("def batch(feeds, kills, rows, cols, steps):",
+                   "@partial(jax.jit, static_argnums=(2, 3, 4))\ndef batch(feeds, kills, rows, cols, steps):"),
+         PASS, "one vmap", name="the batch jitted whole, rows, cols and steps static"),
+    Case("jax 3", ("lax.scan(one_image, (u, v), None, length=nbimage)", "lax.scan(one_image, (u, v), nbimage)"), FAIL,
+         "third argument is xs.*None, length=nbimage", name="nbimage given to lax.scan as xs"),
     # Playtest 11 (JAX notebook, in real kernels): a Laplacian's stencil shown, a step that cannot run under jit, the batch's grids
     Case("jax 1 laplacian", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a, 2)", "padded[i : i + rows", "padded[i + 1 : i + 1 + rows"), FAIL,
          "stencil is not the model's: a cell gets 0 0 0 0 0 / 1 1 1 0 0 / 1 1 -8 0 0 / 1 1 1 0 0 / 0 0 0 0 0.*centred 1 column\\(s\\) to the left",

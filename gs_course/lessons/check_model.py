@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import itertools
 
 import numpy as np
@@ -475,6 +476,18 @@ def _run_from_swapped(rows: int, cols: int, steps: int, p: Parameters) -> np.nda
     return v
 
 
+def _jit_alone_fails(jax, student, feeds, kills, rows: int, cols: int) -> bool:
+    """Whether `student` is jitted and fails as such where its Python function traces: the jit is the mistake."""
+    plain = inspect.unwrap(student)
+    if plain is student:
+        return False
+    try:
+        _traced(jax, lambda: plain(feeds[:2], kills[:2], rows, cols, 2), (), "your batch")
+    except NotYet:
+        return False
+    return True
+
+
 def _batch(student, device_type, base: Parameters) -> None:
     feeds = np.array([0.022, 0.03, 0.046], np.float32)
     kills = np.array([0.051, 0.06, 0.063], np.float32)
@@ -487,9 +500,16 @@ def _batch(student, device_type, base: Parameters) -> None:
         return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
                        _BATCH_ERRORS)
 
-    few = looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
-                          ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
-        if jax is not None else None
+    try:
+        few = looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
+                              ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
+            if jax is not None else None
+    except NotYet:
+        if jax is not None and _jit_alone_fails(jax, student, feeds, kills, rows, cols):
+            raise NotYet("your batch is jitted whole: jax.jit traces every argument, rows, cols and steps too, which "
+                         "the grids' shapes and the loop's length need as numbers. Jit the vmapped one_pair only, "
+                         "jax.jit(jax.vmap(one_pair)), or mark them static (static_argnums=(2, 3, 4))") from None
+        raise
     if few is not None:
         if any(_combinations(out.shape, 2, rows, cols) for out in few.out_avals):
             raise NotYet(_COMBINATIONS)

@@ -41,6 +41,9 @@ BODY_ARGUMENTS = (
     (TypeError, r"iteration over a 0-d array|cannot unpack non-iterable",
      "{what}: a number was unpacked as the pair (u, v) ({message}): lax.fori_loop calls its body as body(i, carry), "
      "the step number first, then the carry (u, v); a body written (carry, i) takes the step number for the carry"),
+    (ValueError, r"scan got value with no leading axis to scan over",
+     "{what}: lax.scan's third argument is xs, an array it scans over (a number is none): to run nbimage times over "
+     "nothing, lax.scan(one_image, (u, v), None, length=nbimage)"),
     (TypeError, r"after \* must be an iterable, not NoneType",
      "{what}: lax.scan calls its body as body(carry, x), the carry (u, v) first, then x (None without xs)"),
 )
