@@ -402,6 +402,10 @@ def _bitonic_cell(body: str) -> str:
 
 #: The second reading of playtest 11's fixes: right answers a new check rejected, hints worded for one cause of two.
 REVIEW_11 = [
+    # playtest 12: the input written through a pointer whose const is cast away (neighbours read new values)
+    Case("cupy 4", ("    u_next[cell] = uc + dt", "    float* uu = (float*)u;\n    uu[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));\n"
+                    "    u_next[cell] = uc + dt"), FAIL, "writes its input u \\(through uu, its const cast away\\)",
+         name="u written through (float*)u"),
     # bitonic bodies that compute their own index from blockIdx and threadIdx: the probe of both threads
     # acting keeps each thread's real index (it gave thread t the index who[t] before, so me was 0-3 in both runs)
     Case("synthesis 8", _bitonic_cell("""

@@ -201,6 +201,20 @@ def _integer_holding_a_float(code: str) -> str | None:
             f"is truncated to a whole number; declare {'them' if len(wrong) > 1 else 'it'} float")
 
 
+def _input_written_through_a_cast(code: str) -> str | None:
+    """The hint for a kernel that writes its input u or v through a pointer whose const it cast away
+    ((float*)u, const_cast): C lets it, and the values show only other threads' neighbours off."""
+    cast = r"(?:\(\s*float\s*\*\s*\)|const_cast\s*<\s*float\s*\*\s*>\s*\()\s*({name})\b"
+    for name in ("u", "v"):
+        aliases = [m[1] for m in re.finditer(r"(\w+)\s*=\s*" + cast.format(name=name), code)]
+        written = [a for a in aliases if re.search(rf"\b{a}\s*\[[^\]]*\]\s*[-+*/]?=(?!=)", code)]
+        if written or re.search(r"\(\s*" + cast.format(name=name) + r"\s*\)?\s*\)\s*\[[^\]]*\]\s*[-+*/]?=(?!=)", code):
+            through = f" (through {written[0]}, its const cast away)" if written else " (its const cast away)"
+            return (f"your kernel writes its input {name}{through}: the other threads read {name} as their "
+                    f"neighbours, in any order, so some read new values. Write only the outputs, {name}_next[cell]")
+    return None
+
+
 def _output_read(code: str, kind: str) -> str | None:
     """The hint for a kernel that reads an output (u_next, v_next) where it should read an input."""
     for name, other in (("u_next", "v_next"), ("v_next", "u_next")):
@@ -553,6 +567,7 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             if _matches(got, model, outside, want):
                 return hint
         if hint := _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
-                border_unwritten(code, got, want) or _loop_skips(code) or _window_reach(code):
+                border_unwritten(code, got, want) or _loop_skips(code) or _window_reach(code) or \
+                _input_written_through_a_cast(code):
             return hint
     return _output_read(code, kind)
