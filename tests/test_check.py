@@ -99,7 +99,8 @@ def _window_sum(a, mode):
     (lambda a: right_laplacian(a)[1:-1, 1:-1], "has shape"),
     (lambda a: right_laplacian(a).astype(jnp.float16), "dtype float16, expected float32"),
     (lambda a: np.asarray(right_laplacian(a)), "is a NumPy array: it went back to the host"),
-    (lambda a: 0.5 * right_laplacian(a), "is off the reference at"),
+    (lambda a: 0.5 * right_laplacian(a), "stencil is not the model's: a cell gets 0.5 0.5 0.5 / 0.5 -4 0.5 / 0.5 0.5 0.5"),
+    (lambda a: right_laplacian(a) + 0.5 * a * a, "is off the reference at"),  # no stencil: a distance, nothing named
     (lambda a: None, "your Laplacian is None: end the function with return"),
     # NumPy inside a JAX function: right values, then breaks under jax.jit
     (partial(numpy_laplacian, pad=np.pad), "does not run under jax.jit: it hands a JAX array to NumPy"),
