@@ -22,8 +22,8 @@ git); any other is first kept as NAME.edited-TIME.ipynb beside it.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import contextlib
+import hashlib
 import json
 import re
 import subprocess
