@@ -210,6 +210,16 @@ PLAYTEST_4_JAX = [
          PASS, "one vmap", name="the batch jitted whole, rows, cols and steps static"),
     Case("jax 3", ("lax.scan(one_image, (u, v), None, length=nbimage)", "lax.scan(one_image, (u, v), nbimage)"), FAIL,
          "third argument is xs.*None, length=nbimage", name="nbimage given to lax.scan as xs"),
+    # Playtest 13: an earlier exercise's step at fault, told as the step's (not the loop's, the images', a tick)
+    Case("jax 2", "_step_ok = step\ndef step(u, v, p):\n    if v.max() > 0.99:\n        v = jnp.clip(v, 0, 0.99)\n"
+         "    return _step_ok(u, v, p)\n" + EXERCISES["jax 2"].answer, FAIL, "does not run under jax.jit.*in step: if v.max",
+         name="the step it calls has a Python if"),
+    Case("jax 3", "_step_ok = step\ndef step(u, v, p):\n    return _step_ok(u, v, p.replace(dt=1.0))\n" + EXERCISES["jax 3"].answer,
+         FAIL, "calls your step, which is still wrong: fix exercise 1 first", name="the step it calls leaves dt out"),
+    Case("jax 4", ("def batch(feeds, kills, rows, cols, steps):",
+                   "@partial(jax.jit, static_argnums=(2, 3, 4))\ndef batch(feeds, kills, rows, cols, steps):",
+                   "return u + params.dt * du, v + params.dt * dv", "return u + du, v + dv"), FAIL, "dt = 0.7",
+         name="jitted whole, static, a step without dt"),
     # Playtest 11 (JAX notebook, in real kernels): a Laplacian's stencil shown, a step that cannot run under jit, the batch's grids
     Case("jax 1 laplacian", ("padded = jnp.pad(a, 1)", "padded = jnp.pad(a, 2)", "padded[i : i + rows", "padded[i + 1 : i + 1 + rows"), FAIL,
          "stencil is not the model's: a cell gets 0 0 0 0 0 / 1 1 1 0 0 / 1 1 -8 0 0 / 1 1 1 0 0 / 0 0 0 0 0.*centred 1 column\\(s\\) to the left",

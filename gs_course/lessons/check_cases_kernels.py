@@ -402,6 +402,9 @@ def _bitonic_cell(body: str) -> str:
 
 #: The second reading of playtest 11's fixes: right answers a new check rejected, hints worded for one cause of two.
 REVIEW_11 = [
+    # playtest 13: edges read from values not sorted, at other indices than the values as they are
+    Case("synthesis 4", ("ordered = xp.sort(images.ravel())", "ordered = images.ravel()[::-7]"), FAIL,
+         "not in increasing order.*axis=None", name="edges from values not sorted, every 7th from the end"),
     # playtest 12: the input written through a pointer whose const is cast away (neighbours read new values)
     Case("cupy 4", ("    u_next[cell] = uc + dt", "    float* uu = (float*)u;\n    uu[cell] = uc + dt * (du * lu - uvv + feed * (1.0f - uc));\n"
                     "    u_next[cell] = uc + dt"), FAIL, "writes its input u \\(through uu, its const cast away\\)",

@@ -489,8 +489,10 @@ def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
                      "np.asarray...), which needs its values on the host. Use jnp's functions") from None
     if isinstance(err, (errors.ConcretizationTypeError, errors.TracerBoolConversionError,
                         errors.TracerIntegerConversionError)):
+        where = _in_their_code(err)  # the function it calls may be the one (an earlier exercise's step)
         raise NotYet(f"{what} does not run under jax.jit: it needs an array's value in Python (if, float(), "
-                     "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond") from None
+                     "int(), a loop bound from an array). Use jnp.where, lax.fori_loop, lax.cond"
+                     + (f" ({where})" if where else "")) from None
 
 
 @contextlib.contextmanager

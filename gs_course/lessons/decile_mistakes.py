@@ -112,6 +112,9 @@ def edges_mistake(edges: np.ndarray, images: np.ndarray, want: np.ndarray) -> st
                 "included, xp.sort(images.ravel())")
     if np.allclose(edges, np.percentile(images, analysis.DECILES, method="lower")):
         return "percentile takes percents, 10 to 90, not fractions: 100 * analysis.DECILES"
+    if (np.diff(edges) < 0).any():  # read from values not sorted, in whatever way: no named one above
+        return ("your edges are not in increasing order, as the deciles of sorted values are: take them from the "
+                f"sorted values, {_SORT_ALL}")
     return decile_index(edges, ordered, analysis.DECILES) or first_difference(edges, want, "your edges")
 
 
