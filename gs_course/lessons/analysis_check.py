@@ -20,7 +20,7 @@ from . import analysis
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, narrow_index, narrow_index_hint, narrow_in_place, other_norms,
-                                split_named, wrapping_type, wrong_products)
+                                shifted_read, split_named, wrapping_type, wrong_products)
 from .decile_mistakes import class_shift, classes_shape, edges_mistake, edges_shape, searched_in_a_batch
 from .check_core import NotYet, _changed, _to_numpy, device_note, ok
 from .legate_check import nested_codes
@@ -372,7 +372,8 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
         raise NotYet(f"your values have shape {values.shape}: one value per cell, shape (cells,) = {want_values.shape}, "
                      "as image[rows, cols] gives them")
     if values.shape != want_values.shape or not np.array_equal(values, want_values):
-        raise NotYet(flat_row_length(values, image, coordinates) or "your values are not V at your coordinates: index the "
+        raise NotYet(flat_row_length(values, image, coordinates) or shifted_read(values, image, coordinates) or
+                     "your values are not V at your coordinates: index the "
                      "image with the two integer arrays, image[rows, cols]")
     _no_loop(student, "Compare the whole image at once, then take the coordinates of its True cells: "
                       "xp.argwhere(image > threshold)", per="cell")

@@ -57,12 +57,25 @@ def flat_row_length(values: np.ndarray, image: np.ndarray, coordinates: np.ndarr
     (image.shape[0], the number of rows): the row length named, whose values the coordinates do not show."""
     flat = image.ravel()
 
-    def read(length: int) -> bool:
+    def read(length: int) -> bool:  # CuPy wraps an index past the end around (NumPy raises: no values then)
         index = coordinates[:, 0] * length + coordinates[:, 1]
-        return index.max(initial=0) < flat.size and values.shape == index.shape and np.array_equal(values, flat[index])
+        return values.shape == index.shape and np.array_equal(values, flat[index % flat.size])
 
     length = _other_length(read, image.shape)
     return None if length is None else flat_index_hint(length, image.shape[0])
+
+
+def shifted_read(values: np.ndarray, image: np.ndarray, coordinates: np.ndarray) -> str | None:
+    """The hint where `values` are V a row or a column beside the coordinates (image[rows, cols + 1]), read as
+    CuPy reads past an edge, wrapped around to the other side (NumPy raises there instead, and says so)."""
+    rows, cols = (coordinates[:, i] for i in (0, 1))
+    for (down, right), where in (((0, 1), "a column to the right of"), ((0, -1), "a column to the left of"),
+                                 ((1, 0), "a row below"), ((-1, 0), "a row above")):
+        beside = image[(rows + down) % image.shape[0], (cols + right) % image.shape[1]]
+        if values.shape == beside.shape and np.array_equal(values, beside):
+            return (f"your values are V {where} your coordinates (CuPy wraps an index past the image's edge around to "
+                    "its other side): read the cells themselves, image[rows, cols]")
+    return None
 
 
 def flat_split(coordinates: np.ndarray, image: np.ndarray, mask: np.ndarray) -> str | None:
