@@ -459,6 +459,16 @@ def _binary_searches(device_type):
             setattr(module, name, original)
 
 
+def _half_in_code(student, got: np.ndarray, want: np.ndarray) -> str | None:
+    """float16 named in the student's code, for a similarity off by what half precision gives (a GPU's float16
+    GEMM rounds in its own order, which none of half_operand's recomputations on the host matches)."""
+    error = float(np.abs(got - want).max())
+    if error < 1e-2 and _names_used(student) & {"float16", "half"}:
+        return (f"your similarity is off by up to {error:.1g}, and your code names float16: its values are rounded to "
+                "about 3 digits. Keep the images float32, no .astype(np.float16)")
+    return None
+
+
 def _names_used(function) -> set[str]:
     """The attribute and global names the function's code (nested code included) uses: a method
     call (edges.searchsorted) is not seen by `_binary_searches`."""
@@ -576,7 +586,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      "Make each image a row, images.reshape(len(images), -1)")
     if not _close(got, want, 1e-4):
         raise NotYet(other_norms(got, gram, rows) or half_operand(got, gram / np.outer(norms, norms), rows) or
-                     _first_difference(got, want, "your similarity"))
+                     _half_in_code(student, got, want) or _first_difference(got, want, "your similarity"))
     if hint := half_operand(got, gram / np.outer(norms, norms), rows):
         raise NotYet(hint)
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
