@@ -110,3 +110,10 @@ def host_memory_available() -> int:
 
 def gigabytes(n: int) -> str:
     return f"{n / 1e9:.2f} GB" if n < 1e11 else f"{n / 1e9:.0f} GB"
+
+
+def gpu_sharing() -> str:
+    """How processes of this one share a GPU: through NVIDIA's Multi-Process Service where they
+    are given its pipe (CUDA_MPS_PIPE_DIRECTORY, as a hub that runs MPS sets it: their kernels then
+    run side by side), else in time slices, one process's kernels at a time."""
+    return "MPS" if os.environ.get("CUDA_MPS_PIPE_DIRECTORY") else "time slices"

@@ -141,6 +141,7 @@ def test_students_run_every_notebook_and_a_failure_stops_no_one(tmp_path, capsys
     assert [by[s, "failing.ipynb"]["failure"] for s in (1, 2)] == [message, message]
     assert all(by[s, "passing.ipynb"]["passed"] and by[s, "passing.ipynb"]["seconds"] > 0 for s in (1, 2))
     assert all(0 < a["cpu_s"] for a in step["attempts"]) and step["cpu_count"] == len(os.sched_getaffinity(0))
+    assert step["gpu_sharing"] == ("MPS" if os.environ.get("CUDA_MPS_PIPE_DIRECTORY") else "time slices")
     assert step["first_failure"]["message"] == message and record["largest_passing"] is None
     summary = (out / "classroom.md").read_text()
     assert summary.startswith("# Classroom check: students on one GPU")
@@ -157,6 +158,8 @@ def test_each_student_keeps_to_cores_of_its_own_and_shares_them_only_when_outnum
     assert [len(run) for run in twelve] == [2] * 4 + [1] * 8 and sum(twelve, []) == cores
     said = classroom.cores_line({"students": 12, "cpu_count": 16, "cores_per_student": 1, "cores_most": 2})
     assert said == "each student kept to 1 or 2 of the 16 cores of its own"
+    said = classroom.cores_line({"students": 16, "cpu_count": 16, "cores_per_student": 1, "gpu_sharing": "MPS"})
+    assert said == "each student kept to 1 of the 16 cores of its own, the GPU shared through MPS"
     assert processes.cores_of(0, 1, cores) == cores
     assert [processes.cores_of(s, 20, cores)[0] for s in (0, 15, 16, 19)] == [0, 15, 0, 3]
     assert processes.cores_of(1, 2, [3, 5, 8, 9]) == [8, 9]  # the cores the check itself may use

@@ -68,3 +68,10 @@ def test_gpu_memory_peak_samples_the_visible_gpu(monkeypatch, tmp_path):
     with devices.GpuMemoryPeak():
         time.sleep(0.5)
     assert (tmp_path / "asked").read_text().strip() == "--id=3"
+
+
+def test_a_gpu_is_shared_through_mps_only_where_its_pipe_is_given(monkeypatch):
+    monkeypatch.delenv("CUDA_MPS_PIPE_DIRECTORY", raising=False)
+    assert devices.gpu_sharing() == "time slices"
+    monkeypatch.setenv("CUDA_MPS_PIPE_DIRECTORY", "/tmp/mps-pipe")
+    assert devices.gpu_sharing() == "MPS"

@@ -23,11 +23,12 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   final      the last commit's checks: the checkers' harness while cuPyNumeric travels, the cuPyNumeric
-#              tutorial alone on one core with three settings of Legate's workers (one-core-*/), the instructor
-#              check (instructor-check.json), classrooms of 16 and 24 (RAMP) held to its times alone
-#              (classroom.json, saved after each; GPU and CPU use sampled; where 16 fails, FALLBACK=12
-#              students alone), the small-GPU rehearsal at 2 GB free, the suite (the files that use cuPyNumeric, then the rest)
+#   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
+#              (cuPyNumeric not required); then the instructor check (instructor-check.json), a classroom of
+#              RAMP (16) students held to its times alone (classroom.json; GPU, CPU and disk use sampled),
+#              cuPyNumeric's harness cases and the suite's files that use it, the small-GPU rehearsal at
+#              2 GB free, and the classroom again with the GPU shared through MPS where the host has it
+#              (classroom-mps/)
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
 #              where a classroom's notebooks spend their time (each cell's start is in the logs)
@@ -82,15 +83,6 @@ small_gpu() { # small_gpu GB: the instructor check with GB of the GPU's memory l
     --out "$out/small-gpu-${1}gb" 3 2 1 4
 }
 
-one_core() { # one_core NAME [VAR=VALUE...]: the cuPyNumeric tutorial alone, kept to the host's last core
-  # as a hub's cpuset of one core keeps a student, with those settings (none: the course's own for it)
-  local name=$1
-  shift
-  step 200 0 "one-core-$name" env "$@" python3 -c \
-    'import os, sys; os.sched_setaffinity(0, [max(os.sched_getaffinity(0))]); os.execvp(sys.argv[1], sys.argv[1:])' \
-    python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/one-core-$name" 2
-}
-
 wait_for_cupynumeric() { # wait_for_cupynumeric SECONDS: until the last part has arrived and unpacked
   local deadline=$((SECONDS + $1))
   while [ ! -f /tmp/gpusite-cn/.done ] && [ $SECONDS -lt $deadline ]; do sleep 5; done
@@ -103,6 +95,37 @@ MULTISTEP=(cupy/strip cupy/multistep jax/stacked jax/pallas)
 multistep_tests() { # multistep_tests SECONDS NAME
   step "$1" 0 "$2" python3 -m pytest -rs -p no:cacheprovider -o addopts= -q tests/test_multistep.py \
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
+}
+
+classroom_sampled() { # classroom_sampled NAME: a classroom of RAMP students (16) held to the check's times
+  # alone, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the disk's free space (the students'
+  # notebooks write their run files there) sampled meanwhile
+  nvidia-smi dmon -s um -d 1 >"$out/dmon-$1.txt" 2>&1 &
+  local dmon=$!
+  vmstat -t 1 >"$out/vmstat-$1.txt" 2>&1 &
+  local vmstat=$!
+  while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-$1.txt" 2>&1 &
+  local df=$!
+  step "${CLASSROOM_S:-600}" 0 "$1" python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16}" \
+    --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/$1"
+  kill "$dmon" "$vmstat" "$df"
+}
+
+with_mps() { # with_mps COMMAND...: COMMAND with NVIDIA's Multi-Process Service running (a user's daemon,
+  # the GPU's own settings untouched), its pipe given to every process; nothing where the host lacks
+  # it or a CUDA program cannot start through it
+  local pipe=/tmp/gs-mps/pipe logs=/tmp/gs-mps/log
+  command -v nvidia-cuda-mps-control >/dev/null || { echo "== no nvidia-cuda-mps-control here: no MPS"; return 0; }
+  mkdir -p "$pipe" "$logs"
+  CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logs nvidia-cuda-mps-control -d || { echo "== MPS did not start"; return 0; }
+  if CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 60 python3 -c 'import cupy; assert int(cupy.arange(3).sum()) == 3'; then
+    echo "== MPS started"
+    CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logs "$@"
+  else
+    echo "== MPS started but CUDA does not run through it: no MPS"
+  fi
+  echo quit | CUDA_MPS_PIPE_DIRECTORY=$pipe nvidia-cuda-mps-control
+  cp -r "$logs" "$out/mps-log" 2>/dev/null
 }
 
 chain() { # the body of one chain, run in the background by `launch` (in the folder of its group)
@@ -141,46 +164,29 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    final)  # the last commit's GPU checks: while cuPyNumeric travels, the checkers' harness (at most
-      # HARNESS_S seconds); then the instructor check (its times alone), classrooms of 16 and 24 (RAMP)
-      # held to them (each saved as it ends; FALLBACK students where none passed), the small-GPU rehearsal
-      # at 2 GB free, the suite's
-      # files that use cuPyNumeric, the rest of the suite: the session's device time ends it where it is.
-      # A notebook is stopped after 150 s (a hang must not take the session's device time).
-      step "${HARNESS_S:-300}" 0 harness python3 -m gs_course.lessons.check_harness --gpu
+    final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
+      # JAX and synthesis cases, the three at once; at most HARNESS_S seconds), then the suite with
+      # cuPyNumeric not required. Then, alone on the GPU: the instructor check (the times alone), a
+      # classroom of RAMP students held to them (classroom.json; GPU, CPU and disk use sampled);
+      # cuPyNumeric's harness cases beside the suite's files that use cuPyNumeric; the small-GPU
+      # rehearsal at 2 GB free; and, where the host has NVIDIA's Multi-Process Service, the same
+      # classroom with the GPU shared through it (classroom-mps/). A notebook is stopped after 150 s.
+      for part in cupy jax synthesis; do
+        step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
+      done
+      wait
+      suite 420 numpy,jax,cupy
       wait_for_cupynumeric 600
-      # Legate on one core (ONE_CORE=no leaves it out): the workers it had before (two CPU, two
-      # background), one CPU worker only, and the course's own for few cores (sizing.FEW_CORES: one of each)
-      [ "${ONE_CORE:-yes}" = no ] || {
-      one_core former LEGATE_CONFIG="--gpus 1 --cpus 2 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
-        REALM_DEFAULT_ARGS=
-      one_core cpus1 LEGATE_CONFIG="--gpus 1 --cpus 1 --utility 1 --sysmem 2000 --fbmem 4000 --logging threads=error" \
-        REALM_DEFAULT_ARGS=
-      one_core course -u LEGATE_CONFIG -u REALM_DEFAULT_ARGS; }
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      nvidia-smi dmon -s um -d 1 >"$out/dmon-classroom.txt" 2>&1 &
-      local dmon=$!
-      vmstat -t 1 >"$out/vmstat-classroom.txt" 2>&1 &
-      local vmstat=$!
-      # The disk the students' notebooks write to (the host was lost during a classroom's synthesis at
-      # 626b638, each student writing its run file there): what is free every 5 s
-      while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-classroom.txt" 2>&1 &
-      local df=$!
-      step "${CLASSROOM_S:-1500}" 0 classroom python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16,24}" \
-        --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom"
-      # Where the first size fails, the largest passing is below it: FALLBACK students (12) alone.
-      if ! python3 -c 'import json, sys; sys.exit(json.load(open(sys.argv[1]))["largest_passing"] is None)' \
-          "$out/classroom/classroom.json" 2>/dev/null; then
-        step 600 0 classroom-fallback python3 -m gs_course.cli instructor-check --students "${FALLBACK:-12}" \
-          --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/classroom-fallback"
-      fi
-      kill "$dmon" "$vmstat" "$df"
-      small_gpu 2
+      classroom_sampled classroom
+      step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
-      suite 420 numpy,jax,cupy ;;
+      wait
+      small_gpu 2
+      with_mps classroom_sampled classroom-mps ;;
     diagnose)
       nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
       local dmon=$!

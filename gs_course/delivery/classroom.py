@@ -36,7 +36,7 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
 from ..sizing import CPU_LEGATE_CONFIG, gpu_legate_config, realm_args
-from ..devices import _nvidia_smi, gpus
+from ..devices import _nvidia_smi, gpu_sharing, gpus
 from .instructor import cpu_time, load as load_instructor_check, nbval_command, sized_environment
 from ..measurement import records
 from .. import paths
@@ -396,7 +396,7 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
     env = sized_environment(size, **settings)
     log(f"\n{students} student(s), {stagger_s:g} s apart, {size} size, "
         + (f"{cores_count(cores)} of {len(available)} cores each: " if cores else f"all {len(available)} cores shared: ")
-        + ", ".join(f"{name}={value}" for name, value in settings.items()))
+        + ", ".join(f"{name}={value}" for name, value in settings.items()) + f"; the GPU shared in {gpu_sharing()}")
     with MemorySampler(gpu and gpu.index) as sampler:
         classroom = Classroom(notebooks, students, stagger_s, timeout_s, env, sampler, root, log, logs, cores)
         wall_s = classroom.run()
@@ -416,6 +416,7 @@ def classroom_step(notebooks: list[Path], students: int, stagger_s: float, timeo
         "memory": memory,
         "wall_s": wall_s,
         "cpu_count": len(available),
+        "gpu_sharing": gpu_sharing(),
         "cores_per_student": fewest,  # the fewest any student had; None: every student on every core
         "cores_most": cores and max(map(len, cores)),
         "passed": failed is None and len(attempts) == students * len(notebooks),
@@ -538,15 +539,14 @@ def cores_count(cores: list[list[int]]) -> str:
 
 
 def cores_line(step: dict) -> str:
-    """How the step's students shared the host's cores, in words (a record from before students kept
-    to cores of their own has no `cores_per_student`: they shared them all; one from before the
-    leftover cores were shared out, no `cores_most`)."""
-    each = step.get("cores_per_student")
+    """How the step's students shared the host's cores (and the GPU), in words (an older record has no
+    `cores_per_student`: they shared them all; or no `cores_most`: the cores split evenly)."""
+    each, most = step.get("cores_per_student"), step.get("cores_most") or step.get("cores_per_student")
+    mps = ", the GPU shared through MPS" * (step.get("gpu_sharing") == "MPS")  # records before it: time slices
     if each is None:
-        return f"every student on all {step['cpu_count']} cores"
-    most = step.get("cores_most") or each
+        return f"every student on all {step['cpu_count']} cores{mps}"
     return (f"each student kept to {each if most == each else f'{each} or {most}'} of the {step['cpu_count']} cores"
-            + (" (cores shared round the classroom)" if step["students"] > step["cpu_count"] else " of its own"))
+            + (" (cores shared round the classroom)" if step["students"] > step["cpu_count"] else " of its own") + mps)
 
 
 def cores_busy(step: dict) -> float | None:
