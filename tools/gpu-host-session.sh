@@ -24,11 +24,11 @@
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
-#              (cuPyNumeric not required); then the instructor check (instructor-check.json), a classroom of
-#              RAMP (16) students held to its times alone (classroom.json; GPU, CPU and disk use sampled),
-#              cuPyNumeric's harness cases and the suite's files that use it, the small-GPU rehearsal at
-#              2 GB free, and the classroom again with the GPU shared through MPS where the host has it
-#              (classroom-mps/)
+#              (cuPyNumeric not required); then the instructor check (instructor-check.json), classrooms
+#              of RAMP (8,16) students held to its times alone (classroom.json; GPU, CPU and disk use
+#              sampled), cuPyNumeric's harness cases and the suite's files that use it, 16 students with
+#              the GPU shared through MPS where the host has it (classroom-mps/), the small-GPU
+#              rehearsal at 2 GB free
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
 #              where a classroom's notebooks spend their time (each cell's start is in the logs)
@@ -97,7 +97,7 @@ multistep_tests() { # multistep_tests SECONDS NAME
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
 }
 
-classroom_sampled() { # classroom_sampled NAME: a classroom of RAMP students (16) held to the check's times
+classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP (8,16) students held to the check's times
   # alone, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the disk's free space (the students'
   # notebooks write their run files there) sampled meanwhile
   nvidia-smi dmon -s um -d 1 >"$out/dmon-$1.txt" 2>&1 &
@@ -106,7 +106,7 @@ classroom_sampled() { # classroom_sampled NAME: a classroom of RAMP students (16
   local vmstat=$!
   while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-$1.txt" 2>&1 &
   local df=$!
-  step "${CLASSROOM_S:-600}" 0 "$1" python3 -m gs_course.cli instructor-check --ramp "${RAMP:-16}" \
+  step "${CLASSROOM_S:-800}" 0 "$1" python3 -m gs_course.cli instructor-check --ramp "$2" \
     --stagger 2 --timeout 150 --alone "$out/check/instructor-check.json" --out "$out/$1"
   kill "$dmon" "$vmstat" "$df"
 }
@@ -166,11 +166,11 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       fi ;;
     final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
       # JAX and synthesis cases, the three at once; at most HARNESS_S seconds), then the suite with
-      # cuPyNumeric not required. Then, alone on the GPU: the instructor check (the times alone), a
-      # classroom of RAMP students held to them (classroom.json; GPU, CPU and disk use sampled);
-      # cuPyNumeric's harness cases beside the suite's files that use cuPyNumeric; the small-GPU
-      # rehearsal at 2 GB free; and, where the host has NVIDIA's Multi-Process Service, the same
-      # classroom with the GPU shared through it (classroom-mps/). A notebook is stopped after 150 s.
+      # cuPyNumeric not required. Then, alone on the GPU: the instructor check (the times alone),
+      # classrooms of RAMP students held to them (classroom.json; GPU, CPU and disk use sampled);
+      # cuPyNumeric's harness cases beside the suite's files that use cuPyNumeric; where the host has
+      # NVIDIA's Multi-Process Service, 16 students with the GPU shared through it (classroom-mps/);
+      # the small-GPU rehearsal at 2 GB free. A notebook is stopped after 150 s.
       for part in cupy jax synthesis; do
         step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
       done
@@ -178,15 +178,15 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       suite 420 numpy,jax,cupy
       wait_for_cupynumeric 600
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      classroom_sampled classroom
+      classroom_sampled classroom "${RAMP:-8,16}"
       step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
       wait
-      small_gpu 2
-      with_mps classroom_sampled classroom-mps ;;
+      with_mps classroom_sampled classroom-mps 16
+      small_gpu 2 ;;
     diagnose)
       nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
       local dmon=$!
