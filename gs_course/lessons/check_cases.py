@@ -9,6 +9,7 @@ from __future__ import annotations
 from .check_answers import FAIL, NOT_CHECKED, PASS, Case
 from .check_cases_kernels import KERNEL_CASES, PLAYTEST_7_CUPY, PLAYTEST_8_CUPY, PLAYTEST_9_CUPY, PLAYTEST_11_CUPY, REVIEW_11
 from .check_cases_jax import PLAYTEST_4_JAX
+from .check_cases_playtest14 import PLAYTEST_14
 from .check_cases_model import (OWN_QUEUE_THREAD, PLAYTEST_3_MODEL, PLAYTEST_4_MODEL, PLAYTEST_5_MODEL, PLAYTEST_6_MODEL,
                                PLAYTEST_7_MODEL, PLAYTEST_8_MODEL, PLAYTEST_9_MODEL)
 from .check_cases_synthesis import PLAYTEST_7_SYNTHESIS, PLAYTEST_8_SYNTHESIS, PLAYTEST_9_SYNTHESIS, PLAYTEST_11_SYNTHESIS, SYNTHESIS_CASES
@@ -595,5 +596,5 @@ check.saved_images(save_images, BACKEND, overlapped=True)
                     _WRITER_AN_IMAGE + "        with BackgroundWriter(frames) as writer:\n            writer.write(simulation.fetch_v())"),
          FAIL, "makes 2 BackgroundWriters for one file.*one writer", name="one file, a BackgroundWriter an image"),
     # --- playtest 3: the CuPy kernels
-    *KERNEL_CASES, *PLAYTEST_7_CUPY, *PLAYTEST_7_SYNTHESIS, *PLAYTEST_8_CUPY, *PLAYTEST_8_SYNTHESIS, *PLAYTEST_9_CUPY, *PLAYTEST_9_SYNTHESIS, *PLAYTEST_11_CUPY, *PLAYTEST_11_SYNTHESIS, *REVIEW_11,
+    *KERNEL_CASES, *PLAYTEST_7_CUPY, *PLAYTEST_7_SYNTHESIS, *PLAYTEST_8_CUPY, *PLAYTEST_8_SYNTHESIS, *PLAYTEST_9_CUPY, *PLAYTEST_9_SYNTHESIS, *PLAYTEST_11_CUPY, *PLAYTEST_11_SYNTHESIS, *REVIEW_11, *PLAYTEST_14,
 ]
