@@ -205,8 +205,16 @@ launch() {
   for name in "$@"; do
     rm -rf "${chains:?}/$name" && mkdir -p "$chains/$name"
     # Each chain runs in a copy of the repository: the device tool rewrites the working tree at
-    # every call, and tests collected while it did so failed to import (2026-11-30).
-    cp -a . "$chains/$name/repo" && rm -rf "$chains/$name/repo/.gpuwheels/cn"
+    # every call, and tests collected while it did so failed to import (2026-11-30). Where
+    # .gpuwheels/tree.tar is (`git archive HEAD`), the copy is that commit's tree, whatever else the
+    # working tree held when it travelled.
+    if [ -f .gpuwheels/tree.tar ]; then
+      mkdir -p "$chains/$name/repo" && tar -xf .gpuwheels/tree.tar -C "$chains/$name/repo" &&
+        cp -a .gpuwheels "$chains/$name/repo/"
+    else
+      cp -a . "$chains/$name/repo"
+    fi
+    rm -rf "$chains/$name/repo/.gpuwheels/cn" "$chains/$name/repo/.gpuwheels/tree.tar"
     # A group (bench+tune) runs its chains one after another, in one copy, their files in one out/.
     setsid nohup bash -c "cd $chains/$name/repo && status=0 && for part in ${name//+/ }; do
         GROUP=$name bash tools/gpu-host-session.sh chain \$part || status=\$?; done >$chains/$name/log 2>&1; echo \$status >$chains/$name/rc" \
