@@ -24,11 +24,11 @@
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
 #   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
-#              (cuPyNumeric not required); then the instructor check (instructor-check.json), classrooms
-#              of RAMP (8,16) students held to its times alone (classroom.json; GPU, CPU and disk use
-#              sampled), cuPyNumeric's harness cases and the suite's files that use it, 16 students with
-#              the GPU shared through MPS where the host has it (classroom-mps/), the small-GPU
-#              rehearsal at 2 GB free
+#              (cuPyNumeric not required), cuPyNumeric's harness cases and the suite's files that use it;
+#              then the instructor check (instructor-check.json), a classroom of RAMP (16) students held
+#              to its times alone (classroom.json; GPU, CPU and disk use sampled), 16 students with the
+#              GPU shared through MPS where the host has it (classroom-mps/), else 8 (classroom-8/), the
+#              small-GPU rehearsal at 2 GB free
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
 #              where a classroom's notebooks spend their time (each cell's start is in the logs)
@@ -97,7 +97,7 @@ multistep_tests() { # multistep_tests SECONDS NAME
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
 }
 
-classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP (8,16) students held to the check's times
+classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP (16) students held to the check's times
   # alone, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the disk's free space (the students'
   # notebooks write their run files there) sampled meanwhile
   nvidia-smi dmon -s um -d 1 >"$out/dmon-$1.txt" 2>&1 &
@@ -112,20 +112,22 @@ classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP (8,16) s
 }
 
 with_mps() { # with_mps COMMAND...: COMMAND with NVIDIA's Multi-Process Service running (a user's daemon,
-  # the GPU's own settings untouched), its pipe given to every process; nothing where the host lacks
-  # it or a CUDA program cannot start through it
-  local pipe=/tmp/gs-mps/pipe logs=/tmp/gs-mps/log
-  command -v nvidia-cuda-mps-control >/dev/null || { echo "== no nvidia-cuda-mps-control here: no MPS"; return 0; }
+  # the GPU's own settings untouched), its pipe given to every process; where the host lacks it or a
+  # CUDA program cannot start through it, nothing runs and it fails
+  local pipe=/tmp/gs-mps/pipe logs=/tmp/gs-mps/log status=0
+  command -v nvidia-cuda-mps-control >/dev/null || { echo "== no nvidia-cuda-mps-control here: no MPS"; return 1; }
   mkdir -p "$pipe" "$logs"
-  CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logs nvidia-cuda-mps-control -d || { echo "== MPS did not start"; return 0; }
+  CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logs nvidia-cuda-mps-control -d || { echo "== MPS did not start"; return 1; }
   if CUDA_MPS_PIPE_DIRECTORY=$pipe timeout 60 python3 -c 'import cupy; assert int(cupy.arange(3).sum()) == 3'; then
     echo "== MPS started"
     CUDA_MPS_PIPE_DIRECTORY=$pipe CUDA_MPS_LOG_DIRECTORY=$logs "$@"
   else
     echo "== MPS started but CUDA does not run through it: no MPS"
+    status=1
   fi
   echo quit | CUDA_MPS_PIPE_DIRECTORY=$pipe nvidia-cuda-mps-control
   cp -r "$logs" "$out/mps-log" 2>/dev/null
+  return "$status"
 }
 
 chain() { # the body of one chain, run in the background by `launch` (in the folder of its group)
@@ -166,26 +168,26 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       fi ;;
     final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
       # JAX and synthesis cases, the three at once; at most HARNESS_S seconds), then the suite with
-      # cuPyNumeric not required. Then, alone on the GPU: the instructor check (the times alone),
-      # classrooms of RAMP students held to them (classroom.json; GPU, CPU and disk use sampled);
-      # cuPyNumeric's harness cases beside the suite's files that use cuPyNumeric; where the host has
-      # NVIDIA's Multi-Process Service, 16 students with the GPU shared through it (classroom-mps/);
-      # the small-GPU rehearsal at 2 GB free. A notebook is stopped after 150 s.
+      # cuPyNumeric not required; cuPyNumeric's harness cases beside the suite's files that use it.
+      # Then, alone on the GPU: the instructor check (the times alone), a classroom of RAMP (16)
+      # students held to them (classroom.json; GPU, CPU and disk use sampled); 16 students with the
+      # GPU shared through NVIDIA's Multi-Process Service where the host has it (classroom-mps/), else
+      # 8 (classroom-8/); the small-GPU rehearsal at 2 GB free. A notebook is stopped after 150 s.
       for part in cupy jax synthesis; do
         step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
       done
       wait
       suite 420 numpy,jax,cupy
       wait_for_cupynumeric 600
-      step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      classroom_sampled classroom "${RAMP:-8,16}"
       step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
       wait
-      with_mps classroom_sampled classroom-mps 16
+      step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
+      classroom_sampled classroom "${RAMP:-16}"
+      with_mps classroom_sampled classroom-mps 16 || classroom_sampled classroom-8 8
       small_gpu 2 ;;
     diagnose)
       nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
