@@ -23,12 +23,12 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
-#              (cuPyNumeric not required), cuPyNumeric's harness cases and the suite's files that use it;
-#              then the instructor check (instructor-check.json), a classroom of RAMP (16) students held
-#              to its times alone (classroom.json; GPU, CPU and disk use sampled), 16 students with the
-#              GPU shared through MPS where the host has it (classroom-mps/), else 8 (classroom-8/), the
-#              small-GPU rehearsal at 2 GB free
+#   final      the last commit's checks: while cuPyNumeric travels, the suite (cuPyNumeric not required),
+#              then cuPyNumeric's harness cases and the suite's files that use it; the instructor check
+#              (instructor-check.json); 16 students held to its times alone, with the GPU shared through
+#              MPS where the host has it (classroom-mps/), and in time slices (classroom.json; GPU, CPU
+#              and disk use sampled); the small-GPU rehearsal at 2 GB free
+#   harness    the checkers' harness with a GPU: its CuPy, JAX and synthesis cases, the three at once
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
 #              where a classroom's notebooks spend their time (each cell's start is in the logs)
@@ -97,7 +97,7 @@ multistep_tests() { # multistep_tests SECONDS NAME
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
 }
 
-classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP (16) students held to the check's times
+classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP students held to the check's times
   # alone, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the disk's free space (the students'
   # notebooks write their run files there) sampled meanwhile
   nvidia-smi dmon -s um -d 1 >"$out/dmon-$1.txt" 2>&1 &
@@ -166,17 +166,12 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
-      # JAX and synthesis cases, the three at once; at most HARNESS_S seconds), then the suite with
-      # cuPyNumeric not required; cuPyNumeric's harness cases beside the suite's files that use it.
-      # Then, alone on the GPU: the instructor check (the times alone), a classroom of RAMP (16)
-      # students held to them (classroom.json; GPU, CPU and disk use sampled); 16 students with the
-      # GPU shared through NVIDIA's Multi-Process Service where the host has it (classroom-mps/), else
-      # 8 (classroom-8/); the small-GPU rehearsal at 2 GB free. A notebook is stopped after 150 s.
-      for part in cupy jax synthesis; do
-        step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
-      done
-      wait
+    final)  # the last commit's GPU checks. While cuPyNumeric travels: the suite with cuPyNumeric not
+      # required; then cuPyNumeric's harness cases beside the suite's files that use it. Then, alone on
+      # the GPU: the instructor check (the times alone); 16 students held to them with the GPU shared
+      # through NVIDIA's Multi-Process Service where the host has it (classroom-mps/), and in time
+      # slices (classroom/; GPU, CPU and disk use sampled in both); the small-GPU rehearsal at 2 GB
+      # free. A notebook is stopped after 150 s. (The checkers' harness: `harness`.)
       suite 420 numpy,jax,cupy
       wait_for_cupynumeric 600
       step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
@@ -186,9 +181,14 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         $(grep -l cupynumeric tests/test_*.py)
       wait
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      classroom_sampled classroom "${RAMP:-16}"
-      with_mps classroom_sampled classroom-mps 16 || classroom_sampled classroom-8 8
+      with_mps classroom_sampled classroom-mps 16 || classroom_sampled classroom 16
+      [ ! -f "$out/classroom-mps/classroom.json" ] || classroom_sampled classroom 16
       small_gpu 2 ;;
+    harness)
+      for part in cupy jax synthesis; do
+        step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
+      done
+      wait ;;
     diagnose)
       nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
       local dmon=$!
