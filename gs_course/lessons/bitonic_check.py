@@ -11,7 +11,7 @@ import numpy as np
 
 from . import analysis, cuda_on_cpu
 from .check_core import NotYet, ok
-from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
+from .kernel_runs import _gpu_errors_as_hints, c_text, compiles_first, trial_in_a_child
 from .kernel_barriers import barrier_mistake
 from .bitonic_pairs import both_act_hint, both_threads_act, pair_guard
 from .c_statements import first_slip
@@ -195,6 +195,7 @@ def bitonic_step(body: str):
     random arrays of several sizes (one not a power of two) with analysis.bitonic_sort; returns
     `sort(values)` (None without a GPU)."""
     c_text(body, "your exchange's body")
+    compiles_first(analysis.BITONIC_KERNEL, body, "bitonic_step")  # before anything is read from its code
     code = _spaceless(body)
     if barrier := barrier_mistake(analysis.BITONIC_KERNEL, body, "past the values (if (i >= n) return;)", _NO_BARRIER):
         raise NotYet(barrier)  # read from the code: on a GPU it may hang, or seem to work

@@ -53,13 +53,54 @@ def endless_loop(code: str) -> str | None:
     return None
 
 
-def compile_hint(errors: list[str]) -> str:
-    """One line for a compiler's error lines: the first error, and what it means where it is common."""
+def unpaired(code: str) -> str | None:
+    """The hint for braces or parentheses of `code` (comments left out) that do not pair, else None:
+    the compiler's error then names where it noticed, seldom where one is missing."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", code, flags=re.S)
+    for opening, closing, what in (("{", "}", "braces"), ("(", ")", "parentheses")):
+        opened, closed = code.count(opening), code.count(closing)
+        if opened != closed:
+            missing = closing if opened > closed else opening
+            return (f"the {what} do not pair: {opened} {opening} and {closed} {closing} (a {missing} is missing, "
+                    f"or one too many)")
+    return None
+
+
+def compile_hint(errors: list[str], where: str = "") -> str:
+    """One line for a compiler's error lines: the first error, and what it means where it is common;
+    `where`, the student's line (`your_line`), after it."""
     lines = [re.sub(r"^.*?error:\s*", "", line).strip() for line in errors if line.strip()] or ["no message"]
     more = f" (and {len(lines) - 1} more error{'s' if len(lines) > 2 else ''})" if len(lines) > 1 else ""
     for pattern, meaning in _COMPILE_ERRORS:
         found = re.search(pattern, lines[0])
         if found:
             name = next((g for g in found.groups() if g), "")
-            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){more}"
-    return f"your code does not compile: {lines[0][:200]}{more}"
+            return f"your code does not compile: {meaning.format(name=name)} ({lines[0][:120]}){where}{more}"
+    return f"your code does not compile: {lines[0][:200]}{where}{more}"
+
+
+#: Where a compiler's error line puts the error in the student's code (`cuda_on_cpu.marked`): g++ and
+#: clang++ write "your code:3:5: error:", nvrtc "your code(3): error:".
+_AT_YOUR_LINE = re.compile(r"your code(?::(\d+):\d+:|\((\d+)\):)\s*(?:fatal\s+)?error")
+_MISSING_SEMICOLON = r"expected ‘;’|expected ';'|expected a \";\"|expected ‘,’ or ‘;’"
+
+
+def your_line(errors: list[str], body: str) -> str:
+    """", line N of your C: <its text>" for the first of a compiler's `errors` where it lies in the
+    student's `body` (lines counted in the string, from 1); "" where it lies elsewhere. A missing ';'
+    that a compiler places on the next statement (nvrtc does) is put at the end of the line that lacks it."""
+    first = next((line for line in errors if "error" in line), "")
+    at = _AT_YOUR_LINE.search(first)
+    lines = body.split("\n")
+    if not at or not 1 <= int(at[1] or at[2]) <= len(lines):
+        return ""
+    number = int(at[1] or at[2])
+
+    def code(n: int) -> str:
+        return re.sub(r"//.*", "", lines[n - 1]).strip()
+
+    if re.search(_MISSING_SEMICOLON, first) and (not code(number) or code(number)[-1] in ";{}"):
+        earlier = next((n for n in range(number - 1, 0, -1) if code(n)), None)
+        if earlier and code(earlier)[-1] not in ";{}" and not code(earlier).startswith("#"):
+            number = earlier
+    return f", line {number} of your C: {' '.join(lines[number - 1].split())[:100]}"

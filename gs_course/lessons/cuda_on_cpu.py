@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .c_code import UNDECLARED, compile_hint, endless_loop
+from .c_code import UNDECLARED, compile_hint, endless_loop, unpaired, your_line
 from .check_core import NotYet
 
 #: Elements of guard zone on each side of every array: a step kernel's row stride of rows for
@@ -324,6 +324,51 @@ def compiled(kernel: str, arrays: dict[str, np.dtype], main: str):
     return made()
 
 
+#: The file name the compilers give the student's lines in `marked` code: their errors there name a line of the body.
+YOUR_CODE = "your code"
+
+
+def marked(template: str, body: str) -> str:
+    """`template` with `body` in place of BODY, the body's lines numbered from 1 for the compilers
+    (#line): an error in it names the student's line, "your code:3:5: error: ..." (nvrtc: "your code(3)")."""
+    return template.replace("BODY", f'\n#line 1 "{YOUR_CODE}"\n{body}\n#line 1 "checker"\n')
+
+
+def syntax_errors(kernel: str) -> list[str]:
+    """The error lines of compiling `kernel` (C++ with PRELUDE, nothing built or run), [] where it
+    compiles; the file and line each names kept ("your code:3:5: error: ..." for a `marked` body)."""
+    with tempfile.TemporaryDirectory(prefix="gs-course-kernel-") as folder:
+        source = Path(folder) / "kernel.cpp"
+        source.write_text(PRELUDE + shared_memory_as_cpu(kernel.replace('extern "C"', "")))
+        built = subprocess.run([compiler(), "-std=c++17", "-fsyntax-only", "-w", str(source)],
+                               capture_output=True, text=True, timeout=120)
+    if built.returncode == 0:
+        return []
+    return [line for line in built.stderr.splitlines() if "error" in line] or built.stderr.strip().splitlines()[:1]
+
+
+def compile_failure(kernel: str, message: str, compile_mistake=None, body: str | None = None) -> str:
+    """The one line for a kernel that the CPU's compiler refused with the error lines `message`: the
+    exercise's usual mistake (`compile_mistake(error lines)`), a call of a function the kernel does not
+    have, else the compiler's first line; with the student's line where `body` (of a `marked` kernel) is
+    given. One of CUDA's own names that PRELUDE lacks is no mistake: NotOnCpu (it is not checked here)."""
+    half = re.search(r"[‘'](__half2?|half2?)[’'] was not declared", message)
+    if half and re.search(rf"\(\s*{half[1]}\s*\)|\b{half[1]}\s+[A-Za-z_]|\b{half[1]}\s*\(", kernel):
+        raise NotOnCpu(f"not checked here: it uses {half[1]}, CUDA's half-precision type (cuda_fp16.h), which "
+                       "this CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)")
+    cuda_own = re.search(r"[‘'](__\w+)[’'] was not declared(?!.*__syncthreads)", message)
+    if cuda_own:  # a misspelt __syncthreads is the student's, anything else CUDA's (__fmul_rn...)
+        raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
+                       "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)")
+    lines = message.splitlines()
+    named = ((compile_mistake(lines) if compile_mistake else None) or (unpaired(body) if body is not None else None)
+             or undeclared_call(kernel, lines))
+    where = your_line(lines, body) if body is not None else ""
+    if named:  # braces that do not pair: the compiler's line is where it noticed, seldom where one is missing
+        return f"your code does not compile: {named}{'' if 'do not pair' in named else where}"
+    return compile_hint(lines, where)
+
+
 def undeclared_call(code: str, errors: list[str]) -> str | None:
     """The hint for a call of a function the kernel does not have (swap(a, b), as in C++), named
     from the compiler's error lines and the code; else None."""
@@ -347,17 +392,7 @@ def run_checked(kernel: str, arrays: dict, main: str, runs: list[dict], compile_
             return [program.run({**arrays, **inputs}, **options, **run_options) for inputs, options in runs]
     except KernelFailed as err:
         if err.kind == "compile":
-            half = re.search(r"[‘'](__half2?|half2?)[’'] was not declared", str(err))
-            if half and re.search(rf"\(\s*{half[1]}\s*\)|\b{half[1]}\s+[A-Za-z_]|\b{half[1]}\s*\(", kernel):
-                raise NotOnCpu(f"not checked here: it uses {half[1]}, CUDA's half-precision type (cuda_fp16.h), which "
-                               "this CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
-            cuda_own = re.search(r"[‘'](__\w+)[’'] was not declared(?!.*__syncthreads)", str(err))
-            if cuda_own:  # a misspelt __syncthreads is the student's, anything else CUDA's (__fmul_rn...)
-                raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
-                               "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)") from None
-            lines = str(err).splitlines()
-            named = (compile_mistake(lines) if compile_mistake else None) or undeclared_call(kernel, lines)
-            raise NotYet(f"your code does not compile: {named}" if named else compile_hint(lines)) from None
+            raise NotYet(compile_failure(kernel, str(err), compile_mistake)) from None
         if err.kind == "hang":
             loop = endless_loop(kernel)
             barrier = ("a __syncthreads() that not every thread of the block reaches waits forever (put it where every "

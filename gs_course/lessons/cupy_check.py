@@ -12,12 +12,14 @@ check and why, and the notebook runs on.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import time
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok
-from .kernel_runs import _gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, trial_in_a_child
+from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok, their_errors
+from .kernel_runs import (_gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, compiles_first,
+                          trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
 from .kernel_barriers import barrier_mistake
 from .kernel_indices import unseen_read_outside
@@ -115,6 +117,47 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
             f"{want} blocks cover it{why}")
 
 
+def _takes(student, args: tuple, call: str) -> None:
+    """The one line for a student's function that cannot be called as the exercise calls it, `call`
+    ("strip_launch(rows, cols, block, strip_rows)", `args` its values): not a function, or of other
+    parameters (its own are named); read from its signature, before any call."""
+    name = call.split("(", 1)[0]
+    if not callable(student):
+        kind = type(student).__name__
+        raise NotYet(f"your {name} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a function: give the function itself, "
+                     f"without calling it (def {call}: ...)")
+    try:
+        signature = inspect.signature(student)
+    except (TypeError, ValueError):  # a builtin's, say: its call tells
+        return
+    try:
+        signature.bind(*args)
+    except TypeError:
+        own = ", ".join(str(parameter) for parameter in signature.parameters.values())
+        named = getattr(student, "__name__", name)
+        raise NotYet(f"your {name if named == '<lambda>' else named} takes ({own}): the exercise calls it as {call}, "
+                     f"{len(args)} argument{'s' if len(args) != 1 else ''}") from None
+
+
+def _called(student, args: tuple, call: str):
+    """student(*args), called as `call` says the exercise calls it: a signature of other parameters
+    (`_takes`), or an error raised in the student's own code, told in one line (the error, and the
+    line of the student's cell), never as a traceback through the checker."""
+    _takes(student, args, call)
+    with their_errors(f"your {call.split('(', 1)[0]}", _HELPER_CALLED_OTHERWISE, library="cupy"):
+        return student(*args)
+
+
+#: A function of the student's own that their function calls with other arguments than it takes: named
+#: (the course's general line gives the notebook's step and laplacian as examples, which this is not).
+_HELPER_CALLED_OTHERWISE = ((TypeError, r"(\w+)\(\) (?:takes \d+ positional arguments? but \d+ (?:were|was) given|"
+                                        r"missing \d+ required positional arguments?)",
+                             "{what} calls {0}() with other arguments than {0} takes ({message}): call it as it is defined"),)
+
+
+_STRIP_CALL = "strip_launch(rows, cols, block, strip_rows)"
+
+
 def strip_launch(student) -> None:
     """`student(rows, cols, block, strip_rows)` must return (grid, block) for gs_course's strip
     kernel: `block` unchanged, `grid` the blocks along columns and along rows that cover the
@@ -123,7 +166,7 @@ def strip_launch(student) -> None:
     rng = np.random.default_rng()
     odd = (*_grid(rng), (int(rng.choice([32, 64, 128])), int(rng.choice([1, 2, 4]))), int(rng.integers(2, 9)))
     for rows, cols, block, strip_rows in (*LAUNCH_CASES, odd):
-        hint = _launch_hint(rows, cols, block, strip_rows, student(rows, cols, block, strip_rows))
+        hint = _launch_hint(rows, cols, block, strip_rows, _called(student, (rows, cols, block, strip_rows), _STRIP_CALL))
         if hint:
             raise NotYet(hint)
     done = f"launch configuration: right on {len(LAUNCH_CASES) + 1} grids"
@@ -138,7 +181,7 @@ def strip_launch(student) -> None:
     rows, cols, block, strip_rows = odd
     u, v = (rng.random((rows, cols), dtype=np.float32) for _ in range(2))
     u_next, v_next = (cupy.full((rows, cols), np.nan, np.float32) for _ in range(2))  # unwritten cells show
-    grid, _ = student(rows, cols, block, strip_rows)
+    grid, _ = _called(student, (rows, cols, block, strip_rows), _STRIP_CALL)
     strip_kernel(strip_rows)(tuple(int(n) for n in grid), block,
                              (cupy.asarray(u), cupy.asarray(v), u_next, v_next, *scalars(PARAMS, rows, cols)))
     want = reference_step(u.astype(np.float64), v.astype(np.float64), PARAMS)
@@ -198,7 +241,11 @@ def elementwise_update(body: str, laplacian):
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
     without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
     c_text(body, "your update's body")
-    if hint := kernel_mistakes.declared_again(body, "elementwise") or kernel_mistakes.uninitialised(body):
+    if hint := kernel_mistakes.declared_again(body, "elementwise"):  # named, where it is why it does not compile
+        raise NotYet(hint)
+    compiles_first(_ELEMENTWISE_ON_CPU, body, "update", lambda errors: kernel_mistakes.compile_mistake(
+        body, "elementwise", errors), on_gpu=False)  # on a GPU, CuPy's own code around it compiles it
+    if hint := kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if _on_the_cpu():
         _checked_on_the_cpu("your ElementwiseKernel", _cpu_step(_ELEMENTWISE_ON_CPU.replace("BODY", body), "update(u, v, "
@@ -213,7 +260,8 @@ def elementwise_update(body: str, laplacian):
 
     def fused_step(u, v, p):
         u_next, v_next = cupy.full_like(u, np.nan), cupy.full_like(v, np.nan)  # unwritten cells stay NaN
-        kernel(u, v, laplacian(u), laplacian(v), *scalars(p, *u.shape)[2:], u_next, v_next)  # no rows, cols
+        lu, lv = (_called(laplacian, (a,), "laplacian(a)") for a in (u, v))
+        kernel(u, v, lu, lv, *scalars(p, *u.shape)[2:], u_next, v_next)  # no rows, cols
         with _checkers_own_copies():
             _named_mistake(body, "elementwise", p, *(a.get() for a in (u, v, u_next, v_next)))
         return u_next, v_next
@@ -295,7 +343,8 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
         main = f"    const int rows = {rows}, cols = {cols};\n    {call.replace('SCALARS', scalars)};"
         arrays = {"u": u, "v": v, "u_next": np.full_like(u, np.nan), "v_next": np.full_like(v, np.nan)}
         if laplacian is not None:
-            arrays.update(lu=np.asarray(laplacian(u), np.float32), lv=np.asarray(laplacian(v), np.float32))
+            arrays.update(lu=np.asarray(_called(laplacian, (u,), "laplacian(a)"), np.float32),
+                          lv=np.asarray(_called(laplacian, (v,), "laplacian(a)"), np.float32))
         probed = ("u", "v") if student[1] == "raw" else ()  # NaN around one input: a read there that changed nothing shows
         runs = [({}, {})] + [({}, {"fills": {name: np.nan}}) for name in probed]
         got, *others = cuda_on_cpu.run_checked(kernel, arrays, main, runs, timeout=5,  # a step takes milliseconds
@@ -369,7 +418,10 @@ def step_kernel(body: str):
     a random odd grid; returns `launch(u, v, u_next, v_next, params)`, which queues one step
     (None without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
     c_text(body, "your step's body")
-    if hint := kernel_mistakes.declared_again(body, "raw") or kernel_mistakes.uninitialised(body):
+    if hint := kernel_mistakes.declared_again(body, "raw"):  # named, where it is why it does not compile
+        raise NotYet(hint)
+    compiles_first(STEP_KERNEL, body, "step", lambda errors: kernel_mistakes.compile_mistake(body, "raw", errors))
+    if hint := kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if barrier := barrier_mistake(STEP_KERNEL, body, "outside the grid (if (row >= rows || col >= cols) return;)",
                                   "This kernel needs no barrier: each thread reads u and v and writes its own cell"):
@@ -442,7 +494,8 @@ def pinned_fetch(student) -> None:
     told, and the line says so, so that a right answer is never refused."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
-        _refuse_the_placeholder(student)  # without a GPU, at least this much
+        _takes(student, (None, None), "fetch(v, stream)")  # without a GPU, at least this much
+        _refuse_the_placeholder(student)
         return
     import cupyx
 
@@ -460,7 +513,7 @@ def pinned_fetch(student) -> None:
         return v, want
 
     v, want = upload()
-    got = student(v, stream)
+    got = _called(student, (v, stream), "fetch(v, stream)")
     cupy.cuda.Device().synchronize()
     if not isinstance(got, np.ndarray):
         raise NotYet(f"your fetch returned a {type(got).__module__}.{type(got).__name__}: return a NumPy array "
@@ -481,7 +534,7 @@ def pinned_fetch(student) -> None:
         held.record(stream)  # done once the hold ends: anything queued on `stream` behind it has not run before
     try:
         started = time.perf_counter()
-        got = student(v, stream)
+        got = _called(student, (v, stream), "fetch(v, stream)")
         waited = time.perf_counter() - started > _HOLD_S / 2
         copied_while_held = False
         while not waited and isinstance(got, np.ndarray) and time.perf_counter() - started < _HOLD_S / 3:

@@ -19,7 +19,7 @@ import numpy as np
 from . import analysis, cuda_on_cpu
 from .analysis_inputs import batch, close, first_difference, with_every_bin
 from .check_core import NotYet, ok
-from .kernel_runs import _gpu_errors_as_hints, c_text, trial_in_a_child
+from .kernel_runs import _gpu_errors_as_hints, c_text, compiles_first, trial_in_a_child
 from .kernel_barriers import _DIVERGENT, _governing, _thread_dependent, divergent_barrier
 from .kernel_indices import same_cell_each_time
 from .histogram_flush import flush_mistake
@@ -436,6 +436,7 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     c_text(body, "your kernel's body")
+    compiles_first(analysis.HISTOGRAM_KERNEL, body, "histograms")  # before anything is read from its code
     one_past, into_counts, flush = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None, flush_mistake(body)
     as_text = [
         (one_past is not None, one_past or ""),

@@ -17,6 +17,7 @@ import re
 
 import numpy as np
 
+from .c_code import unpaired
 from .kernel_indices import border_unwritten, without_comments, written_elsewhere as written_at_another_index
 from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
 
@@ -131,12 +132,8 @@ def compile_mistake(body: str, kind: str, errors: list[str]) -> str | None:
     """The mistake of a kernel whose body does not compile, named from its C and the compiler's
     error lines (`errors`), where it is one of the usual ones; else None (the compiler's own line)."""
     code, said = without_comments(body), "\n".join(errors)
-    for opening, closing, what in (("{", "}", "braces"), ("(", ")", "parentheses")):
-        opened, closed = code.count(opening), code.count(closing)
-        if opened != closed:
-            missing = closing if opened > closed else opening
-            return (f"the {what} do not pair: {opened} {opening} and {closed} {closing} (a {missing} is missing, "
-                    f"or one too many)")
+    if hint := unpaired(code):
+        return hint
     if re.search(_POWER_WORDS, said) and re.search(r"[\w)\]]\s*\*\*\s*[\w(.]", code) and not re.search(
             rf"\b(?:{'|'.join(sorted(_TYPE_WORDS))})\s*\*\*", code):
         return "C has no ** (Python's power): write v * v (or powf(v, 2.0f))"

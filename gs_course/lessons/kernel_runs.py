@@ -10,6 +10,7 @@ import re
 import subprocess
 import sys
 
+from . import cuda_on_cpu
 from .c_code import compile_hint, endless_loop
 from .check_core import NotYet
 from .notebooks import YOUR_TURN_MESSAGE
@@ -35,7 +36,7 @@ def _gpu_cupy(what: str):
 def _refuse_the_placeholder(student) -> None:
     """The "your turn" error of a student function still unwritten, without calling it: where a
     GPU-only checker cannot run the function, the student still learns that it is not written."""
-    if YOUR_TURN_MESSAGE in student.__code__.co_consts:
+    if YOUR_TURN_MESSAGE in getattr(getattr(student, "__code__", None), "co_consts", ()):
         raise NotImplementedError(YOUR_TURN_MESSAGE)
 
 
@@ -60,6 +61,41 @@ def _gpu_errors_as_hints(cupy):
         # CUDA names a wild access in several ways (an illegal address, an invalid address space, a launch failure)
         raise NotYet(f"your kernel failed on the GPU ({err}): most often it reads or writes outside its arrays, at the "
                      f"border or with an index far too large. {_CONTEXT_LOST}") from None
+
+
+def compiles_first(template: str, body: str, name: str, compile_mistake=None, on_gpu: bool = True) -> None:
+    """A kernel that does not compile is told so (the compiler's first error, in one line, with the
+    student's line) before anything else is read from its code: a barrier, a race or an index read from
+    code that is not C names a mistake that is not there. `template` with `body` in place of BODY, its
+    function `name`; `compile_mistake(error lines)`: the exercise's usual mistakes, named. Where CuPy runs
+    on a GPU, nvrtc compiles it (`on_gpu` False: not there, the kernel being no RawKernel); else the CPU's
+    C++ compiler, where one is here (one of CUDA's own names it lacks is left to the checker's run, which
+    says "not checked"); else nothing is told here."""
+    kernel, source = template.replace("BODY", body), cuda_on_cpu.marked(template, body)
+    found = probe("cupy")
+    if found.ok:
+        if not on_gpu:
+            return
+        import cupy
+
+        compiled = cupy.RawKernel(source, name)
+        try:
+            compiled.compile() if hasattr(compiled, "compile") else compiled.kernel
+        except cupy.cuda.compiler.CompileException as err:
+            errors = [line.strip() for line in str(err).splitlines() if "error" in line] or str(err).splitlines()[:1]
+        else:
+            return
+    elif cuda_on_cpu.compiler() is not None:
+        errors = cuda_on_cpu.syntax_errors(source)
+        if not errors:
+            return
+    else:
+        return
+    try:
+        hint = cuda_on_cpu.compile_failure(kernel, "\n".join(errors), compile_mistake, body)
+    except cuda_on_cpu.NotOnCpu:
+        return
+    raise NotYet(hint) from None
 
 
 def trial_in_a_child(trial: str, body: str) -> None:
