@@ -17,6 +17,7 @@ import re
 import numpy as np
 
 from . import analysis
+from .analysis_watch import edges_picked_one_by_one, loop_over, their_errors as _their_errors, values_by_mask
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, narrow_index, narrow_index_hint, narrow_in_place, other_norms,
@@ -45,9 +46,12 @@ def _loops(student) -> bool:
     return any(i.opname in ("FOR_ITER", "GET_ITER") for code in nested_codes(student) for i in dis.get_instructions(code))
 
 
-def _no_loop(student, what: str, per: str = "image", again=None, **turns: int) -> None:
+def _no_loop(student, what: str, per: str = "image", again=None, watch: tuple | None = None, **turns: int) -> None:
     """A Python loop refused, named as the loop over the `per`s; with `again` (the student called once more)
-    and `turns` (each loop's turns by name: image=5, bin=64), the one whose turns its lines ran nearest."""
+    and `turns` (each loop's turns by name: image=5, bin=64), the one whose turns its lines ran nearest; with
+    `watch` (arrays, other arguments, to_device), a loop of any spelling over the arrays' first axis (analysis_watch)."""
+    if watch is not None and not _loops(student):
+        loop_over(student, *watch, per=per, what=what)
     if _loops(student):
         if again is not None:
             ran = loop_turns(student, again)
@@ -74,20 +78,6 @@ def _called(student, arrays: tuple[np.ndarray, ...], *others, to_device=np.asarr
         raise NotYet(f"your function changed its input, the {what} it was given (an in-place *=, /=, .sort() or "
                      "a[...] = ...): compute into new arrays, the caller still needs its own")
     return result
-
-
-@contextlib.contextmanager
-def _their_errors(*hints: tuple[type, str, str]):
-    """An error raised in the student's function that a typical mistake gives becomes that mistake's
-    hint, shown alone: (exception type, pattern of its message, hint: a str with {message}, or a function
-    of the message). Any other error shows as it is."""
-    try:
-        yield
-    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
-        for kind, pattern, hint in hints:
-            if isinstance(err, kind) and re.search(pattern, str(err)):  # a hint read from more than the message: a function
-                raise NotYet(hint(str(err)) if callable(hint) else hint.format(message=str(err))) from None
-        raise
 
 
 # --- Exercise: the mass of each image ----------------------------------------------------------------
@@ -146,7 +136,8 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
     if in_float64 and not np.allclose(got, want, rtol=1e-12, atol=0):  # float32's last digit: 1e-7
         raise NotYet("your masses are float64 but were summed in float32, then converted (they are off in the 7th "
                      "digit): sum in float64, images.sum(axis=(1, 2), dtype=np.float64)")
-    _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)")
+    _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)",
+             watch=((images,), (), to_device))
     ok(f"mass: one per image, right on {count} random images of {rows} x {cols}" + device_note(student, device_type))
 
 
@@ -207,7 +198,7 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     if np.array_equal(got, want):
         _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
                           "xp.bincount", again=lambda: _called(student, (images,), bins, to_device=to_device),
-                 image=count, bin=bins)
+                 watch=((images,), (bins,), to_device), image=count, bin=bins)
         _other_bins(student, images, to_device, device_type)
         _other_range(student, images, to_device, device_type)
         ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin"
@@ -377,6 +368,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
                      "image with the two integer arrays, image[rows, cols]")
     _no_loop(student, "Compare the whole image at once, then take the coordinates of its True cells: "
                       "xp.argwhere(image > threshold)", per="cell")
+    values_by_mask(student, image, threshold, to_device, _names_used(student))
     _other_threshold(student, to_device, device_type)
     ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
        "in row-major order, and their values" + device_note(student, device_type))
@@ -513,6 +505,7 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     if not searches and not _names_used(student) & set(_BINARY_SEARCHES):
         raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
                      "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
+    edges_picked_one_by_one(student, images, to_device)
     ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
        "an edge in the class above" + device_note(student, device_type))
 
@@ -589,7 +582,8 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
                      _half_in_code(student, got, want) or _first_difference(got, want, "your similarity"))
     if hint := half_operand(got, gram / np.outer(norms, norms), rows):
         raise NotYet(hint)
-    _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T")
+    _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T",
+             watch=((images,), (), to_device))
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
        + device_note(student, device_type))
 

@@ -196,10 +196,51 @@ def unrolled_loop(program, what: str) -> str | None:
 
 
 def check_loops(program, what: str) -> None:
-    """A program that would not end, or take minutes to compile, refused before it runs."""
+    """A program that would not end, or take minutes to compile, refused before it runs; then one whose
+    loop runs outside any jit, where the exercise gives or asks for the jit (`JITTED`)."""
     hint = endless_loop(program) or endless_count(program) or unrolled_loop(program, what)
     if hint:
         raise NotYet(hint)
+    if what in JITTED and what != "your batch" and loop_outside_jit(program.jaxpr):  # the batch's: values first
+        raise NotYet(JITTED[what])
+
+
+#: Where the exercise's function is jitted (given as a decorator, or asked for in so many words), what its
+#: loop outside any jit is told: JAX then dispatches the program's operations one by one from Python.
+JITTED = {
+    "your time loop": "your run is not jitted: the given line @partial(jax.jit, static_argnums=(2, 3)) "
+                      "above def run is gone. Put it back, so that run is one compiled program (p and steps static)",
+    "your batch": "your batch is not jitted: the exercise returns jax.jit(jax.vmap(one_pair))(feeds, kills), the vmapped "
+                  "function jitted, one compiled program for every pair. Without jax.jit, JAX runs it operation by "
+                  "operation from Python",
+}
+
+#: The primitives that hold a jitted function's program (its name in JAX 0.7 and after, then before).
+_JIT_PRIMITIVES = ("jit", "pjit")
+
+
+def loop_outside_jit(jaxpr) -> bool:
+    """Whether a loop (while, scan) of the program runs outside any jitted function: what jax.jit or its
+    decorator holds is one equation whose program is compiled whole (vmap of a jitted function too)."""
+    for eqn in jaxpr.eqns:
+        name = eqn.primitive.name
+        if name in _JIT_PRIMITIVES:
+            continue
+        if name in ("while", "scan"):
+            return True
+        for inner in _sub_jaxprs(eqn.params):
+            if loop_outside_jit(inner):
+                return True
+    return False
+
+
+def _sub_jaxprs(params: dict):
+    """The programs an equation's parameters hold (cond's branches, remat's, custom_jvp's...)."""
+    for value in params.values():
+        for item in value if isinstance(value, (tuple, list)) else (value,):
+            inner = getattr(item, "jaxpr", item)
+            if hasattr(inner, "eqns"):
+                yield inner
 
 
 PMAP = ("jax.pmap maps over devices, one pair a device (and as many devices as pairs): the exercise is "
@@ -256,7 +297,38 @@ def looped_program(program, what: str, more: tuple, longer: tuple, argument: tup
     if same_program(few, deeper):
         raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
                      f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
+    if what == "batch" and loop_outside_jit(few.jaxpr) and _pairs_right(program, few):
+        raise NotYet(JITTED["your batch"])
     return few
+
+
+def _pairs_right(program, few) -> bool:
+    """Whether the unjitted batch is right (every pair after _STEPS steps): its jit is then the one mistake left,
+    where a wrong one is told its values' mistake first. Read from the checker's `program(pairs, steps)`, whose
+    closure holds the student's batch and the pairs; where it does not, the jit is told."""
+    from inspect import getclosurevars, unwrap
+
+    from ..model import PARITY_ATOL, reference_run
+    from ..parameters import Parameters
+
+    known = getclosurevars(program).nonlocals
+    if not {"student", "feeds", "kills", "rows", "cols"} <= known.keys():
+        return True
+    params = getattr(unwrap(known["student"]), "__globals__", {}).get("params")
+    params = params if isinstance(params, Parameters) else Parameters()  # as check_model's _notebook_params_at
+    feeds, kills, rows, cols = (known[name] for name in ("feeds", "kills", "rows", "cols"))
+    try:
+        got = np.asarray(known["student"](feeds, kills, rows, cols, _STEPS))
+    except Exception:  # noqa: BLE001 (the values' own check tells what fails)
+        return False
+    if got.shape != (len(feeds), rows, cols):
+        return False
+    return all(np.allclose(got[i], reference_run(rows, cols, _STEPS, params.replace(feed=float(f), kill=float(k)))[1],
+                           rtol=0, atol=PARITY_ATOL) for i, (f, k) in enumerate(zip(feeds, kills)))
+
+
+#: The steps the batch runs to tell its values right before its jit is told.
+_STEPS = 30
 
 
 _PAIRS = "the pairs are (i, i + 1) down and (i + 1, i) up, for i in range(bands - 1)"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import re
+import warnings
 
 import numpy as np
 
@@ -39,13 +40,18 @@ def _tried_first(name: str, task):
     tried = []
 
     def call(*args, **kwargs):
-        if not tried:
-            tried.append(True)
-            for body in _task_bodies(task, runnable_here=True):
-                hint = _trial(name, body, args, kwargs, task_decorator(task))
-                if hint:
-                    raise NotYet(hint)
-        return task(*args, **kwargs)
+        if tried:  # the checker's first call of the student's function is the one watched: one task for all the steps
+            raise NotYet(f"your function issues {name} more than once in one call (a task per step, in a Python loop?): "
+                         f"the exercise's run_task issues one task for all the steps, {name}(u, v, u_out, v_out, steps, "
+                         "...), and the task's body loops over the steps")
+        tried.append(True)
+        for body in _task_bodies(task, runnable_here=True):
+            hint = _trial(name, body, args, kwargs, task_decorator(task))
+            if hint:
+                raise NotYet(hint)
+        with np.errstate(all="ignore"), warnings.catch_warnings():  # a task run on garbage: its overflows are not told
+            warnings.simplefilter("ignore", RuntimeWarning)
+            return task(*args, **kwargs)
 
     call.__wrapped__ = task  # still the task for legate_check's readings
     return call
@@ -169,11 +175,8 @@ def _trial(name: str, body, args, kwargs, header: str | None) -> str | None:
     except TypeError:
         return None  # Legate tells a call that does not fit the task
     outputs = [p.name for p in signature.parameters.values() if _is_output(p)]
-    with _checkers_own_copies():  # the checker's copies, not the student's round trips
-        for key, value in bound.arguments.items():
-            if hasattr(value, "shape") and hasattr(value, "__array__"):
-                kind = _TaskStore if "Store" in _annotation(signature.parameters[key]) else _TaskArray  # InputStore: a store
-                bound.arguments[key] = _stand_in(kind, key, _unwritten(value) if key in outputs else np.array(value))
+    given = dict(bound.arguments)
+    _stand_ins(signature, bound, given, outputs)
     try:  # the student's error told as any error of theirs is: a common mistake's hint, or what and where
         with np.errstate(all="ignore"), their_errors(f"your task {name}", library="cupynumeric"):
             try:
@@ -193,7 +196,63 @@ def _trial(name: str, body, args, kwargs, header: str | None) -> str | None:
         if lines:
             return (f"your task {name} never writes {output}'s {lines}: write the whole output, "
                     f"np.asarray({output})[:] = a")
-    return None
+    return _outputs_read(name, body, signature, given, outputs, bound)
+
+
+def _stand_ins(signature, bound, given: dict, outputs: list, filled: dict | None = None) -> None:
+    """The task's arrays in `bound` as stand-ins of copies of `given`'s: each output NaN (never written), or
+    the value `filled` gives it."""
+    with _checkers_own_copies():  # the checker's copies, not the student's round trips
+        for key, value in given.items():
+            if hasattr(value, "shape") and hasattr(value, "__array__"):
+                kind = _TaskStore if "Store" in _annotation(signature.parameters[key]) else _TaskArray  # InputStore: a store
+                array = _unwritten(value) if key in outputs else np.array(value)
+                if key in outputs and filled is not None and key in filled:
+                    array[...] = filled[key]
+                bound.arguments[key] = _stand_in(kind, key, array)
+
+
+def _written(bound, outputs: list) -> dict:
+    return {output: np.asarray(getattr(bound.arguments.get(output), "_values", np.zeros(0)), np.float64)
+            for output in outputs}
+
+
+def _outputs_read(name: str, body, signature, given: dict, outputs: list, bound) -> str | None:
+    """The hint for a body whose results come from what its outputs held before it (NaN in the trial): it starts
+    from u_out and v_out (np.asarray(u_out) where np.asarray(u) was meant) instead of its inputs. Told from the
+    body run again with every output holding a number (0.5), then with each output alone NaN: an output it writes
+    whose NaN reaches what the body writes is one it reads first (one it never writes is told as such elsewhere)."""
+    if not any(np.isnan(values).any() for values in _written(bound, outputs).values()):
+        return None
+
+    def run(filled: dict) -> dict | None:
+        again = signature.bind(*bound.args, **bound.kwargs)
+        _stand_ins(signature, again, given, outputs, filled)
+        try:
+            with np.errstate(all="ignore"), warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                body(*again.args, **again.kwargs)
+        except Exception:  # noqa: BLE001 (the first run told its errors)
+            return None
+        return _written(again, outputs)
+
+    numbers = run({o: 0.5 for o in outputs})
+    if numbers is None:
+        return None
+    read = []
+    for output in outputs:
+        if (numbers[output] == 0.5).all():
+            continue  # never written: outputs_never_written tells it
+        alone = run({o: 0.5 for o in outputs if o != output})
+        if alone is not None and any(np.isnan(values).any() for values in alone.values()):
+            read.append(output)
+    return _FROM_OUTPUTS.format(name=name, outputs=" and ".join(read), hold="hold" if len(read) > 1 else "holds") \
+        if read else None
+
+
+_FROM_OUTPUTS = ("your task {name} starts its steps from {outputs}, which {hold} nothing yet (the caller's empty_like: "
+                 "whatever its memory held), not from its inputs: read the state from u and v, a, b = np.asarray(u), "
+                 "np.asarray(v), and write the results into the outputs only, np.asarray(u_out)[:] = a")
 
 
 def _may_throw(header: str | None) -> str:

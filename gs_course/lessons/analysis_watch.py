@@ -1,0 +1,168 @@
+"""How the student's analysis functions reach into their arrays, watched while they run: a Python loop
+over the images (a `for`, a comprehension, `map` or `filter` with a lambda or a function, itertools, a
+generator handed to `np.stack` or `sum()`, a while loop, recursion) takes the images one by one, by
+iteration or by an integer index, however it is spelled; the deciles' edges picked by nine scalar
+indexings; the bright cells' values taken by a boolean mask where the exercise asks for integer-array
+indexing. The arrays are handed over as a subclass of their own type (NumPy's; CuPy's where it can be
+subclassed) that counts those reads, and every array made from them (a reshape, a sort, a comparison)
+counts too. Where the array cannot be watched, nothing is told from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import re
+
+import numpy as np
+
+from .check_core import NotYet
+
+
+class Reads:
+    """What a watched call did: `picks`, (the shape of the array, its kind of index) for each indexing
+    (kinds: "int" one item of the first axis, "bool" a boolean mask, "array" integer arrays, "slice");
+    `iterations`, the length of each array iterated; `on`, whether it still counts."""
+
+    def __init__(self):
+        self.picks: list[tuple[tuple, str]] = []
+        self.iterations: list[int] = []
+        self.on = True
+
+    def ints(self, length: int | None = None) -> int:
+        """How many single items of a first axis (of that length) were taken by an integer index."""
+        return sum(kind == "int" and (length is None or shape[:1] == (length,)) for shape, kind in self.picks)
+
+    def over(self, shape: tuple) -> bool:
+        """Whether an array of `shape` (or of its first axis's length) was iterated, indexed item by item, or
+        sliced along its first axis to ever fewer items (a recursion on images[1:])."""
+        shorter = {picked[0] for picked, kind in self.picks if len(picked) == len(shape) and picked[1:] == shape[1:]}
+        return shape[0] in self.iterations or self.ints(shape[0]) >= 2 or len(shorter) >= 3
+
+
+def _kind(key) -> str:
+    parts = key if isinstance(key, tuple) else (key,)
+    first = parts[0] if parts else None
+    if isinstance(first, (int, np.integer)) and not isinstance(first, bool) or \
+            getattr(first, "ndim", None) == 0 and np.issubdtype(getattr(first, "dtype", np.float64), np.integer):
+        return "int"
+    dtypes = [getattr(part, "dtype", None) for part in parts if getattr(part, "ndim", 0) >= 1]
+    if any(dtype == np.bool_ for dtype in dtypes) or any(isinstance(part, list) and part and
+                                                          isinstance(part[0], bool) for part in parts):
+        return "bool"
+    return "array" if dtypes or any(isinstance(part, list) for part in parts) else "slice"
+
+
+@functools.cache
+def _watched_class(base: type) -> type:
+    """`base` (numpy.ndarray, cupy.ndarray) with its reads counted in the `Reads` its arrays carry."""
+
+    def __array_finalize__(self, obj):
+        self._reads = getattr(obj, "_reads", None)
+        finalize = getattr(base, "__array_finalize__", None)
+        if callable(finalize):
+            with contextlib.suppress(Exception):
+                finalize(self, obj)
+
+    def __getitem__(self, key):
+        reads = getattr(self, "_reads", None)
+        if reads is not None and reads.on:
+            reads.picks.append((tuple(self.shape), _kind(key)))
+        return base.__getitem__(self, key)
+
+    def __iter__(self):
+        reads = getattr(self, "_reads", None)
+        if reads is not None and reads.on and self.ndim:
+            reads.iterations.append(int(self.shape[0]))
+        return base.__iter__(self)
+
+    return type(f"watched_{base.__name__}", (base,), {"__array_finalize__": __array_finalize__,
+                                                       "__getitem__": __getitem__, "__iter__": __iter__})
+
+
+def _watched(array, reads: Reads):
+    """`array` as a watched array sharing its memory, or None where its type cannot be subclassed so."""
+    try:
+        cls = _watched_class(type(array))
+    except TypeError:  # a type that cannot be subclassed (JAX's arrays)
+        return None
+    for view in (lambda: array.view(cls), lambda: array.view(array_class=cls)):
+        try:
+            watched = view()
+        except Exception:  # noqa: BLE001 (CuPy's view takes a class by name, or none)
+            continue
+        if isinstance(watched, cls):
+            watched._reads = reads
+            return watched
+    return None
+
+
+def reads_of(student, arrays: tuple, others: tuple = (), to_device=np.asarray) -> Reads | None:
+    """What `student(*arrays, *others)` reads of its arrays (device copies of `arrays`, watched); None where
+    they cannot be watched, or the call fails (its values were checked before: that call told its errors)."""
+    reads = Reads()
+    passed = [_watched(to_device(np.array(a, copy=True)), reads) for a in arrays]
+    if any(p is None for p in passed):
+        return None
+    try:
+        student(*passed, *others)
+    except Exception:  # noqa: BLE001 (see above)
+        return None
+    finally:
+        reads.on = False
+    return reads
+
+
+def loop_over(student, arrays: tuple, others: tuple, to_device, per: str, what: str) -> None:
+    """A loop over the first axis of `arrays[0]` (the images) refused,
+    whatever its spelling, with the hint _no_loop gives a `for`."""
+    reads = reads_of(student, arrays, others, to_device)
+    if reads is not None and reads.over(np.shape(arrays[0])):
+        raise NotYet(f"right values, but from a Python loop over the {per}s (map, a generator, a while loop or recursion "
+                     f"takes them one by one too), which makes one call (a kernel launch on a GPU) per {per}. {what}")
+
+
+def edges_picked_one_by_one(student, values, to_device) -> None:
+    """The deciles' nine edges picked by scalar indexings (a loop, a comprehension, nine lines): the exercise
+    picks them with one device array of the indices."""
+    reads = reads_of(student, (values,), (), to_device)
+    if reads is None:
+        return
+    scalars = sum(kind in ("int", "slice") and len(shape) == 1 for shape, kind in reads.picks)
+    if scalars >= 3:
+        raise NotYet(f"right edges, but picked by {scalars} scalar indexings of the sorted values, one launch each on a "
+                     "GPU: index them once with a device array of the nine indices, ordered[xp.asarray(index)]")
+
+
+#: The library functions that select by a boolean mask without indexing (np.extract(mask, image)...).
+_MASK_SELECTIONS = ("extract", "compress")
+
+
+def values_by_mask(student, image, threshold, to_device, names: set[str]) -> None:
+    """The bright cells' values taken by a boolean mask (image[mask], xp.extract) where the exercise takes
+    them by integer-array indexing at the coordinates; a loop over the cells refused as well."""
+    reads = reads_of(student, (image,), (threshold,), to_device)
+    masked = names & set(_MASK_SELECTIONS) or reads is not None and any(
+        kind == "bool" and int(np.prod(shape)) == image.size for shape, kind in reads.picks)
+    if masked:
+        raise NotYet("right values, but taken by a boolean mask (image[mask]): the exercise takes them by integer-array "
+                     "indexing at the coordinates, image[coordinates[:, 0], coordinates[:, 1]]")
+    cells = int((np.asarray(image) > threshold).sum())
+    if reads is not None and cells > 2 and (cells in reads.iterations or reads.ints() >= 2):
+        raise NotYet("right values, but from a Python loop over the cells (map, a generator, a loop of image[r, c]), one "
+                     "indexing (a launch on a GPU) per cell: index the image once with the two integer arrays, "
+                     "image[coordinates[:, 0], coordinates[:, 1]]")
+
+
+@contextlib.contextmanager
+def their_errors(*hints: tuple[type, str, str]):
+    """An error raised in the student's function that a typical mistake gives becomes that mistake's
+    hint, shown alone: (exception type, pattern of its message, hint: a str with {message}, or a function
+    of the message). Any other error shows as it is."""
+    try:
+        yield
+    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
+        for kind, pattern, hint in hints:
+            if isinstance(err, kind) and re.search(pattern, str(err)):  # a hint read from more than the message: a function
+                raise NotYet(hint(str(err)) if callable(hint) else hint.format(message=str(err))) from None
+        raise
