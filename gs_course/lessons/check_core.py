@@ -147,7 +147,28 @@ def compare(got: np.ndarray, want: np.ndarray, what: str, atol: float, mistakes=
                    f"elsewhere (the other side of the grid, a roll, or the {'row' if edges == 'columns' else 'grid'} "
                    f"before or after, a flat index: cell - 1, cell + 1 wrap) where it must be left out: bound the "
                    f"{edges[:-1]} too")
+    elif lines := _whole_lines(wrong):
+        detail += (f"; every cell of {lines} is off, and no other: a slice (or a loop's or a kernel's bound) that "
+                   "stops short of the grid's end or starts past its beginning? Each of the nine slices covers the "
+                   "whole grid, padded[i : i + rows, j : j + cols], added into all of it")
     raise NotYet(detail)
+
+
+def _whole_lines(wrong: np.ndarray) -> str:
+    """The grid's first or last rows or columns (up to 3 a side) that hold all the wrong cells, each
+    (nearly) all wrong, named ("the last row", "the first 2 rows and the last column"), else ""."""
+    named, covered = [], np.zeros(wrong.shape, bool)
+    for axis, noun in ((0, "row"), (1, "column")):
+        share = wrong.mean(axis=1 - axis)  # of each row (axis 0) or column wrong
+        for side, order in (("first", share), ("last", share[::-1])):
+            count = next((i for i, part in enumerate(order[:3]) if part < 0.9), min(3, len(order)))
+            if count:
+                named.append(f"the {side} {noun}" if count == 1 else f"the {side} {count} {noun}s")
+                index = slice(None, count) if side == "first" else slice(-count, None)
+                covered[(index, slice(None)) if axis == 0 else (slice(None), index)] = True
+    if not named or wrong[~covered].any():
+        return ""
+    return ", ".join(named[:-1]) + (" and " if len(named) > 1 else "") + named[-1]
 
 
 def _edges_only(wrong: np.ndarray) -> str:
@@ -496,11 +517,12 @@ def _jax_error_as_hint(jax, err: Exception, what: str) -> None:
 
 
 @contextlib.contextmanager
-def _no_loop_over_cells(student, cells: int | None, what: str):
+def _no_loop_over_cells(student, cells: int | None, what: str, lines=None):
     """A function that runs more lines of Python than an eighth of the grid's `cells` (lines of the
     student's notebook, whose globals are the student's function's: not the libraries') loops over
     the cells, the technique the array exercises replace: stopped there, with its hint. None: not
-    watched."""
+    watched. `lines` (a Counter): each line run counted there, by (code, line number), for
+    `grid_loops` (a loop over the rows stays under the limit, but grows with them)."""
     notebook = getattr(student, "__globals__", None)
     if cells is None or notebook is None:
         yield
@@ -510,6 +532,8 @@ def _no_loop_over_cells(student, cells: int | None, what: str):
     def line(frame, event, arg):
         if event == "line":
             ran[0] += 1
+            if lines is not None:
+                lines[frame.f_code, frame.f_lineno] += 1
             if ran[0] > limit:
                 raise NotYet(f"{what} runs a Python loop over the grid's cells or rows (more than {limit} lines of "
                              f"Python for a grid of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
@@ -525,13 +549,14 @@ def _no_loop_over_cells(student, cells: int | None, what: str):
         sys.settrace(before)
 
 
-def _call(student, args, device_type, what: str, hints=(), cells: int | None = None):
+def _call(student, args, device_type, what: str, hints=(), cells: int | None = None, lines=None):
     """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints,
-    and, given the grid's `cells`, a Python loop over them refused."""
+    and, given the grid's `cells`, a Python loop over them refused (and the lines run counted in
+    `lines`, a Counter, where given)."""
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:
             raise NotYet(hint)
     with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), \
-            their_errors(what, hints, _library(device_type)), _no_loop_over_cells(student, cells, what):
+            their_errors(what, hints, _library(device_type)), _no_loop_over_cells(student, cells, what, lines):
         return student(*args)

@@ -27,6 +27,7 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok, their_errors
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
+from .grid_loops import laplacian_grows, step_grows
 from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
                            over_devices, same_program)
@@ -157,7 +158,9 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
             raise
         if _changed((passed,), (a,)):
             raise NotYet("your Laplacian changed its input: a Laplacian only reads its array")
-    if jax is not None:  # a program that grows with the rows is a Python loop over them, traced row by row
+    if jax is None:  # a line run once more a row (or column): a Python loop over them, however short its body
+        laplacian_grows(student, device_type, to_device, a.shape, _STACK_SUMMED, uses or "laplacian")
+    else:  # a program that grows with the rows is a Python loop over them, traced row by row
         grids = [to_device(np.zeros((rows, a.shape[1]), np.float32)) for rows in (a.shape[0], a.shape[0] + 1)]
         not_unrolled(*(_jaxpr(jax, student, (grid,), "your Laplacian") for grid in grids), "grid's rows",
                      "whole arrays at once: the nine slices of the padded array, padded[i : i + rows, j : j + cols]")
@@ -216,6 +219,8 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
                              "given, then change them (or return new arrays)") from None
             raise
     _refuse_changed_inputs(changed, "step")
+    if jax is None:
+        step_grows(student, device_type, to_device, u.shape, PARAMS)
     ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + device_note(student, device_type))
 
 
