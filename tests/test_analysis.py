@@ -146,8 +146,13 @@ def test_checkers_accept_the_reference_and_refuse_it_with_one_value_wrong(name, 
 
 def test_checkers_accept_the_right_answer_written_other_ways(capsys):
     analysis_check.mass(lambda images: np.sum(images, axis=(1, 2), dtype="float64"))
-    analysis_check.bright_cells(lambda image, t: (np.argwhere(image > t), image[image > t]))  # a mask gives the same
+    analysis_check.bright_cells(lambda image, t: (np.argwhere(image > t), image[tuple(np.argwhere(image > t).T)]))
     assert capsys.readouterr().out.count("\N{CHECK MARK}") == 2
+
+
+def test_the_bright_cells_values_by_a_mask_are_refused_the_exercise_teaches_integer_array_indexing():
+    with pytest.raises(NotYet, match="integer-array indexing"):
+        analysis_check.bright_cells(lambda image, t: (np.argwhere(image > t), image[image > t]))
 
 
 def _loop_of_histograms(images, bins):

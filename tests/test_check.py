@@ -279,7 +279,7 @@ def _one_pair_run(feed, kill, rows, cols, steps):
 
 
 def _vmap_batch(feeds, kills, rows, cols, steps):
-    return jax.vmap(lambda f, k: _one_pair_run(f, k, rows, cols, steps))(jnp.asarray(feeds), jnp.asarray(kills))
+    return jax.jit(jax.vmap(lambda f, k: _one_pair_run(f, k, rows, cols, steps)))(jnp.asarray(feeds), jnp.asarray(kills))
 
 
 def _loop_batch(feeds, kills, rows, cols, steps):
