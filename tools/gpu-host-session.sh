@@ -23,7 +23,8 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   final      the last commit's checks: while cuPyNumeric travels, the suite (cuPyNumeric not required),
+#   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
+#              (cuPyNumeric not required),
 #              then cuPyNumeric's harness cases and the suite's files that use it; the instructor check
 #              (instructor-check.json); 16 students held to its times alone, with the GPU shared through
 #              MPS where the host has it (classroom-mps/), and in time slices (classroom.json; GPU, CPU
@@ -166,13 +167,18 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    final)  # the last commit's GPU checks. While cuPyNumeric travels: the suite with cuPyNumeric not
-      # required; then cuPyNumeric's harness cases beside the suite's files that use it. Then, alone on
+    final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
+      # JAX and synthesis cases) beside the suite with cuPyNumeric not required; then cuPyNumeric's
+      # harness cases beside the suite's files that use it. Then, alone on
       # the GPU: the instructor check (the times alone); 16 students held to them with the GPU shared
       # through NVIDIA's Multi-Process Service where the host has it (classroom-mps/), and in time
       # slices (classroom/; GPU, CPU and disk use sampled in both); the small-GPU rehearsal at 2 GB
-      # free. A notebook is stopped after 150 s. (The checkers' harness: `harness`.)
+      # free. A notebook is stopped after 150 s.
+      for part in cupy jax synthesis; do
+        step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
+      done
       suite 420 numpy,jax,cupy
+      wait
       wait_for_cupynumeric 600
       step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
