@@ -23,12 +23,10 @@
 #              cupy/strip, cupy/multistep, jax/stacked, jax/pallas (bench.json); Nsight Compute on
 #              one launch of the fused kernel, where ncu is installed
 #   benchall   the whole course benchmark, budget 10 s a case (bench-all/bench.json: results/h200/bench.json)
-#   final      the last commit's checks: while cuPyNumeric travels, the checkers' harness and the suite
-#              (cuPyNumeric not required),
-#              then cuPyNumeric's harness cases and the suite's files that use it; the instructor check
-#              (instructor-check.json); 16 students held to its times alone, with the GPU shared through
-#              MPS where the host has it (classroom-mps/), and in time slices (classroom.json; GPU, CPU
-#              and disk use sampled); the small-GPU rehearsal at 2 GB free
+#   final      the last commit's checks, the most wanted first: the instructor check (instructor-check.json),
+#              16 students held to its times alone through MPS where the host has it (classroom-mps/),
+#              the checkers' harness and the suite, 16 students in the GPU's time slices (classroom/),
+#              the small-GPU rehearsal at 2 GB free
 #   harness    the checkers' harness with a GPU: its CuPy, JAX and synthesis cases, the three at once
 #   diagnose   the CuPy tutorial alone, then 16 students on it at once (2 s apart, at most 300 s each),
 #              the GPU's use (nvidia-smi dmon) and the CPUs' (vmstat) sampled each second meanwhile:
@@ -167,28 +165,26 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         patch -p1 <"$out/tune/multistep-defaults.diff" && multistep_tests 120 multistep-tests-tuned &&
           step 400 0 bench-tuned python3 -m gs_course.cli bench --only "${MULTISTEP[@]}" --out "$out/bench-tuned"
       fi ;;
-    final)  # the last commit's GPU checks. While cuPyNumeric travels: the checkers' harness (its CuPy,
-      # JAX and synthesis cases) beside the suite with cuPyNumeric not required; then cuPyNumeric's
-      # harness cases beside the suite's files that use it. Then, alone on
-      # the GPU: the instructor check (the times alone); 16 students held to them with the GPU shared
-      # through NVIDIA's Multi-Process Service where the host has it (classroom-mps/), and in time
-      # slices (classroom/; GPU, CPU and disk use sampled in both); the small-GPU rehearsal at 2 GB
-      # free. A notebook is stopped after 150 s.
-      for part in cupy jax synthesis; do
+    final)  # the last commit's GPU checks, the most wanted first (a machine may be taken back at any
+      # time: collect often). Once cuPyNumeric is here, alone on the GPU: the instructor check (the
+      # times alone); 16 students held to them, the GPU shared through NVIDIA's Multi-Process Service
+      # where the host has it (classroom-mps/). Then the checkers' harness with a GPU (every
+      # notebook's cases, the four at once) beside the suite's files that use cuPyNumeric; the rest of
+      # the suite; 16 students in the GPU's time slices (classroom/); the small-GPU rehearsal at 2 GB
+      # free. GPU, CPU and disk use are sampled in the classrooms; a notebook is stopped after 150 s.
+      wait_for_cupynumeric 600
+      step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
+      with_mps classroom_sampled classroom-mps 16
+      for part in cupy jax synthesis cupynumeric; do
         step "${HARNESS_S:-300}" 0 "harness-$part" python3 -m gs_course.lessons.check_harness --gpu --only "$part" &
       done
-      suite 420 numpy,jax,cupy
-      wait
-      wait_for_cupynumeric 600
-      step 300 0 harness-cupynumeric python3 -m gs_course.lessons.check_harness --gpu --only cupynumeric &
       step 420 0 tests-cupynumeric env GS_COURSE_REQUIRE_BACKENDS=numpy,jax,cupynumeric,cupy python3 -m pytest -rA \
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
       wait
-      step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
-      with_mps classroom_sampled classroom-mps 16 || classroom_sampled classroom 16
-      [ ! -f "$out/classroom-mps/classroom.json" ] || classroom_sampled classroom 16
+      suite 420 numpy,jax,cupy
+      classroom_sampled classroom 16
       small_gpu 2 ;;
     harness)
       for part in cupy jax synthesis; do
