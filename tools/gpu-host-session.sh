@@ -169,8 +169,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       # time: collect often). Once cuPyNumeric is here, alone on the GPU: the instructor check (the
       # times alone); 16 students held to them, the GPU shared through NVIDIA's Multi-Process Service
       # where the host has it (classroom-mps/). Then the checkers' harness with a GPU (every
-      # notebook's cases, the four at once) beside the suite's files that use cuPyNumeric; the rest of
-      # the suite; 16 students in the GPU's time slices (classroom/); the small-GPU rehearsal at 2 GB
+      # notebook's cases, the four at once) beside the suite (its files that use cuPyNumeric, then the
+      # rest); 16 students in the GPU's time slices (classroom/); the small-GPU rehearsal at 2 GB
       # free. GPU, CPU and disk use are sampled in the classrooms; a notebook is stopped after 150 s.
       wait_for_cupynumeric 600
       step 400 0 check python3 -m gs_course.cli instructor-check --timeout 150 --out "$out/check" 3 2 1 4
@@ -182,8 +182,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
         -p no:cacheprovider -n 8 -m "not packaging and not browser" \
         --deselect tests/test_cli.py::test_instructor_check_runs_every_solution_notebook_and_summarises \
         $(grep -l cupynumeric tests/test_*.py)
-      wait
       suite 420 numpy,jax,cupy
+      wait
       classroom_sampled classroom 16
       small_gpu 2 ;;
     harness)
