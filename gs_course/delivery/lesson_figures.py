@@ -444,8 +444,7 @@ def bench_record(name: str):
 RENDERERS = {
     **{f"{stem}-summary": (lambda machine, stem=stem: classroom.load(result_path(machine, f"{stem}.json")),
                            lambda record, stem=stem: classroom_summary(record, f"{stem}.json"))
-       for stem in ("classroom", "classroom-former-workers", "classroom-shared-cores", "classroom-12",
-                     "classroom-cupynumeric")},
+       for stem in ("classroom", "classroom-mps")},
     "cupy-formulations": (bench_record("bench"), cupy_formulations),
     "cupy-output": (bench_record("bench"), cupy_output),
     "cupy-step-range": (bench_record("bench"), cupy_step_range),
