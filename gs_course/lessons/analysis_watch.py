@@ -20,24 +20,34 @@ from .check_core import NotYet
 
 
 class Reads:
-    """What a watched call did: `picks`, (the shape of the array, its kind of index) for each indexing
-    (kinds: "int" one item of the first axis, "bool" a boolean mask, "array" integer arrays, "slice");
-    `iterations`, the length of each array iterated; `on`, whether it still counts."""
+    """What a watched call did: `picks`, (the shape of the array, its kind of index, the integers of an
+    "int" index, the size of what it picked) for each indexing (kinds: "int" one item of the first axis,
+    "bool" a boolean mask, "array" integer arrays, "slice"); `iterations`, the length of each array
+    iterated; `on`, whether it still counts."""
 
     def __init__(self):
-        self.picks: list[tuple[tuple, str]] = []
+        self.picks: list[tuple[tuple, str, tuple, int]] = []
         self.iterations: list[int] = []
         self.on = True
 
     def ints(self, length: int | None = None) -> int:
-        """How many single items of a first axis (of that length) were taken by an integer index."""
-        return sum(kind == "int" and (length is None or shape[:1] == (length,)) for shape, kind in self.picks)
+        """How many different single items of a first axis (of that length) were taken by an integer index
+        (images[0] read twice, for its shape, is one: a loop reads each)."""
+        return len({(shape[:1], at) for shape, kind, at, _ in self.picks
+                    if kind == "int" and (length is None or shape[:1] == (length,))})
 
     def over(self, shape: tuple) -> bool:
         """Whether an array of `shape` (or of its first axis's length) was iterated, indexed item by item, or
         sliced along its first axis to ever fewer items (a recursion on images[1:])."""
-        shorter = {picked[0] for picked, kind in self.picks if len(picked) == len(shape) and picked[1:] == shape[1:]}
-        return shape[0] in self.iterations or self.ints(shape[0]) >= 2 or len(shorter) >= 3
+        shorter = {picked[0] for picked, *_ in self.picks if len(picked) == len(shape) and picked[1:] == shape[1:]}
+        return shape[0] in self.iterations or self.ints(shape[0]) >= min(3, shape[0]) or len(shorter) >= 3
+
+
+def _integers(key) -> tuple:
+    """The integers of an index (image[3, 4]: (3, 4)); () where it holds none."""
+    parts = key if isinstance(key, tuple) else (key,)
+    return tuple(int(part) for part in parts if isinstance(part, (int, np.integer)) and not isinstance(part, bool)
+                 or getattr(part, "ndim", None) == 0 and np.issubdtype(getattr(part, "dtype", np.float64), np.integer))
 
 
 def _kind(key) -> str:
@@ -65,10 +75,11 @@ def _watched_class(base: type) -> type:
                 finalize(self, obj)
 
     def __getitem__(self, key):
+        picked = base.__getitem__(self, key)
         reads = getattr(self, "_reads", None)
         if reads is not None and reads.on:
-            reads.picks.append((tuple(self.shape), _kind(key)))
-        return base.__getitem__(self, key)
+            reads.picks.append((tuple(self.shape), _kind(key), _integers(key), int(getattr(picked, "size", 1))))
+        return picked
 
     def __iter__(self):
         reads = getattr(self, "_reads", None)
@@ -128,7 +139,7 @@ def edges_picked_one_by_one(student, values, to_device) -> None:
     reads = reads_of(student, (values,), (), to_device)
     if reads is None:
         return
-    scalars = sum(kind in ("int", "slice") and len(shape) == 1 for shape, kind in reads.picks)
+    scalars = sum(len(shape) == 1 and (kind == "int" or kind == "slice" and size <= 1) for shape, kind, _, size in reads.picks)
     if scalars >= 3:
         raise NotYet(f"right edges, but picked by {scalars} scalar indexings of the sorted values, one launch each on a "
                      "GPU: index them once with a device array of the nine indices, ordered[xp.asarray(index)]")
@@ -143,12 +154,12 @@ def values_by_mask(student, image, threshold, to_device, names: set[str]) -> Non
     them by integer-array indexing at the coordinates; a loop over the cells refused as well."""
     reads = reads_of(student, (image,), (threshold,), to_device)
     masked = names & set(_MASK_SELECTIONS) or reads is not None and any(
-        kind == "bool" and int(np.prod(shape)) == image.size for shape, kind in reads.picks)
+        kind == "bool" and int(np.prod(shape)) == image.size for shape, kind, *_ in reads.picks)
     if masked:
         raise NotYet("right values, but taken by a boolean mask (image[mask]): the exercise takes them by integer-array "
                      "indexing at the coordinates, image[coordinates[:, 0], coordinates[:, 1]]")
     cells = int((np.asarray(image) > threshold).sum())
-    if reads is not None and cells > 2 and (cells in reads.iterations or reads.ints() >= 2):
+    if reads is not None and cells > 2 and (cells in reads.iterations or reads.ints() >= 3):
         raise NotYet("right values, but from a Python loop over the cells (map, a generator, a loop of image[r, c]), one "
                      "indexing (a launch on a GPU) per cell: index the image once with the two integer arrays, "
                      "image[coordinates[:, 0], coordinates[:, 1]]")

@@ -16,9 +16,9 @@ import numpy as np
 from .check_core import NotYet, _call, _library
 
 #: Rows (then columns) added to the grid: a loop over them turns this many times more.
-MORE = 16
+MORE = 64
 #: A line run this many times more on the larger grid is inside a loop over its rows or columns
-#: (a loop that takes rows two or four at a time too); a cached function's loop, run once a grid, is not
+#: (a loop that takes rows up to sixteen at a time too); a cached function's loop, run once a grid, is not
 #: counted (the larger grid runs again, its caches filled, where a line grew).
 GROWS = 4
 
