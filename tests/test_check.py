@@ -452,3 +452,22 @@ def test_gpu_checkers_say_what_they_cannot_check_without_a_gpu(capsys, monkeypat
         check.pinned_fetch(student["fetch"])
     for what in ("your ElementwiseKernel", "your RawKernel", "your pinned fetch"):
         assert f"- {what}: not checked here, it needs an NVIDIA GPU with CuPy" in out
+
+
+_ROW_LOOP_STEP = "def launch(u, v, p):\n    for row in range(u.shape[0]):\n        u[row] = u[row]\n    return u, v\n"
+
+
+@pytest.mark.parametrize("module, refused", [("gs_course.lessons.kernel_runs", False), ("__main__", True)])
+def test_only_the_students_own_loops_over_the_rows_are_refused(module, refused):
+    # check.step_kernel checks a kernel's launch, a function of the course's, as a step: its own loop (over
+    # guard buffers, on a GPU) grew with the grid, and every right kernel was refused (H200, 0b15db5)
+    from gs_course.lessons import grid_loops
+
+    namespace = {"__name__": module}
+    exec(_ROW_LOOP_STEP, namespace)  # noqa: S102
+    checking = lambda: grid_loops.step_grows(namespace["launch"], np.ndarray, np.asarray, (40, 50), Parameters())  # noqa: E731
+    if refused:
+        with pytest.raises(check.NotYet, match="loop over the grid's rows"):
+            checking()
+    else:
+        checking()

@@ -436,7 +436,14 @@ def histogram_kernel(body: str):
     shared memory, then adds it to the image's histogram in global memory. Returns the kernel
     (None without a GPU)."""
     c_text(body, "your kernel's body")
-    compiles_first(analysis.HISTOGRAM_KERNEL, body, "histograms")  # before anything is read from its code
+    # The counts' type first: nvrtc refuses an 8-bit atomicAdd, and its line names no type
+    if narrow := re.search(r"__shared__\s+((?:unsigned\s+)?(?:char|short)|u?int(?:8|16)_t)\s+(\w+)", body):
+        raise NotYet(f"{narrow[2]} is {narrow[1]}: a block counts thousands of cells into a bin, past what it holds, "
+                     f"and CUDA's atomicAdd has no 8- or 16-bit form: declare it unsigned int")
+    if wide := re.search(r"extern\s+__shared__\s+((?:unsigned\s+)?long\s+long|u?int64_t|double|size_t)\s+(\w+)", body):
+        raise NotYet(f"{wide[2]} is {wide[1]}, 8 bytes an entry: the launch gives the block bins * 4 bytes of shared "
+                     "memory, one unsigned int a bin, so half its bins lie past the end: declare it unsigned int")
+    compiles_first(analysis.HISTOGRAM_KERNEL, body, "histograms")  # before anything else is read from its code
     one_past, into_counts, flush = _one_past(body), _INTO_COUNTS_CODE.search(body) is not None, flush_mistake(body)
     as_text = [
         (one_past is not None, one_past or ""),
@@ -467,12 +474,6 @@ def histogram_kernel(body: str):
         raise NotYet(barrier)
     if fixed := _fixed_size_shared(body):
         raise NotYet(fixed)
-    if narrow := re.search(r"__shared__\s+((?:unsigned\s+)?(?:char|short)|u?int(?:8|16)_t)\s+(\w+)", body):
-        raise NotYet(f"{narrow[2]} is {narrow[1]}: a block counts thousands of cells into a bin, past what it holds, "
-                     f"and CUDA's atomicAdd has no 8- or 16-bit form: declare it unsigned int")
-    if wide := re.search(r"extern\s+__shared__\s+((?:unsigned\s+)?long\s+long|u?int64_t|double|size_t)\s+(\w+)", body):
-        raise NotYet(f"{wide[2]} is {wide[1]}, 8 bytes an entry: the launch gives the block bins * 4 bytes of shared "
-                     "memory, one unsigned int a bin, so half its bins lie past the end: declare it unsigned int")
     cupy, kernel, fault = _gpu(), None, None
     if cupy is not None:
         images = with_every_bin(batch(images=3, grid=(301, 419)))  # 64 blocks of 256 threads an image
