@@ -446,6 +446,8 @@ _EXCHANGE = "const bool ascending = (i & k) == 0;\n    " + _READ + "\n    if ((a
 
 _ORDERED = "ordered = xp.sort(images.ravel())"
 _HALF = "off by up to .*more than float32's rounding.*: {} rounded to float16 \\(about 3 digits\\).*float32"
+#: Where the random images' rounding matches none of the recomputations (CI, ccf7f50: off by up to 1e-4), float16 named from the code.
+_NAMED = "|your code names float16.*float32"
 _BINS_LOOP = "for (int b = threadIdx.x; b < bins; b += blockDim.x) "
 _FLUSH_LOOP = _BINS_LOOP + _FLUSH
 
@@ -549,11 +551,11 @@ PLAYTEST_11_SYNTHESIS = [
     Case("synthesis 5", "def similarity(images):\n    x = images.reshape(len(images), -1).astype(xp.float16)\n"
          "    g = (x @ x.T).astype(xp.float32)\n    n = xp.sqrt(xp.diag(g))\n    return g / xp.outer(n, n)\n\n"
          "check.similarity(similarity, device_type=on_device, to_device=xp.asarray)\n", FAIL, _HALF.format("the product \\(the Gram matrix\\) is")
-         + "|your code names float16", name="playtest 11: the product of float16 rows, cast back to float32"),  # a GPU's GEMM: the code
+         + _NAMED, name="playtest 11: the product of float16 rows, cast back to float32"),  # a GPU's GEMM: the code
     Case("synthesis 5", (_GRAM, "gram = (rows @ rows.T).astype(np.float16).astype(np.float32)"), FAIL,
-         _HALF.format("the product \\(the Gram matrix\\) is"), name="the Gram matrix through float16"),
+         _HALF.format("the product \\(the Gram matrix\\) is") + _NAMED, name="the Gram matrix through float16"),
     Case("synthesis 5", (_COSINE, "return (gram / (norms[:, None] * norms[None, :])).astype(np.float16).astype(np.float32)"),
-         FAIL, _HALF.format("the similarity is"), name="the similarity through float16"),
+         FAIL, _HALF.format("the similarity is") + _NAMED, name="the similarity through float16"),
     Case("synthesis 5", (_GRAM, "gram = (rows.astype(np.float64) @ rows.T.astype(np.float64)).astype(np.float32)"), PASS,
          "similarity", name="the product in float64, cast to float32"),
     Case("synthesis 5", (_GRAM, "gram = xp.dot(rows, rows.T)", _NORMS, "norms = xp.linalg.norm(rows, axis=1)"), PASS,
