@@ -118,4 +118,26 @@ LOOPS_14: list[Case] = [
          name="a list of 1-D convolutions, one a row, stacked"),
     Case("cupynumeric 4", ("counts = window_counts(*a.shape)", "counts = cnp.convolve(cnp.ones_like(a), window, mode=\"same\")"), PASS,
          "laplacian: right", name="the counts as a convolution of ones too"),
+    # --- playtest 15: the copy exercise's arrays made by a loop (the checker saw only their values), a time loop
+    # with a loop over the rows in it
+    *(Case("cupynumeric 1", ("u = cnp.asarray(u0)", wrong), FAIL, "made by a Python loop .*line \\d+ of your cell.*cupynumeric.asarray", name=name)
+      for wrong, name in (("u = cnp.asarray([row for row in u0])", "playtest 15: a comprehension over the rows"),
+                          ("u = cnp.zeros(u0.shape, dtype=cnp.float32)\nfor r in range(u0.shape[0]):\n    u[r] = u0[r]", "a row at a time into zeros"),
+                          ("u = cnp.asarray(u0.tolist(), dtype=cnp.float32)", "through a list of the values"),
+                          ("u = cnp.stack(list(map(cnp.asarray, u0)))", "map of asarray over the rows"),
+                          ("u = cnp.zeros_like(cnp.asarray(v0))\nr = 0\nwhile r < u0.shape[0]:\n    u[r, :] = cnp.asarray(u0[r, :])\n    r += 1",
+                           "a while loop over the rows"))),
+    *(Case("cupynumeric 1", ("u = cnp.asarray(u0)\nv = cnp.asarray(v0)", right), PASS, "2 arrays on the device", name=name)
+      for right, name in (("u, v = (cnp.asarray(x) for x in (u0, v0))", "a generator over the pair"),
+                          ("u, v = map(cnp.asarray, (u0, v0))", "map over the pair"),
+                          ("u, v = [cnp.array(x, dtype=cnp.float32) for x in [u0, v0]]", "a list over the pair, cnp.array"),
+                          ("for name, host in ((\"u\", u0), (\"v\", v0)):\n    globals()[name] = cnp.asarray(host)", "a for over the pair"))),
+    Case("cupynumeric 3", ("for _ in range(steps):\n        u, v = step(u, v, p)",
+                           "u, v = u.copy(), v.copy()\n    for _ in range(steps):\n        nu, nv = step(u, v, p)\n"
+                           "        for r in range(u.shape[0]):\n            u[r] = nu[r]\n            v[r] = nv[r]"), FAIL,
+         "your time loop runs a Python loop over the grid's (cells or )?rows", name="playtest 15: a loop over the rows in the time loop"),
+    Case("cupynumeric 3", ("for _ in range(steps):\n        u, v = step(u, v, p)",
+                           "for _ in range(steps // 3):\n        for _ in range(3):\n            u, v = step(u, v, p)\n"
+                           "    for _ in range(steps % 3):\n        u, v = step(u, v, p)"), PASS, "time loop: right",
+         name="the steps three at a time, then the rest"),
 ]

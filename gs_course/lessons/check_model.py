@@ -27,7 +27,7 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok, their_errors
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
-from .grid_loops import laplacian_grows, step_grows
+from .grid_loops import copied_in_a_loop, laplacian_grows, step_grows
 from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
 from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
                            over_devices, same_program)
@@ -87,6 +87,7 @@ def on_device(*arrays, expected, device_type: type) -> None:
                                  f"without {index}")
             raise NotYet(f"array {i} does not hold the values of host array {i}: copy that one (u from u0, v from v0); "
                          "an array left from an earlier cell holds other values")
+    copied_in_a_loop(device_type.__module__.split(".")[0])
     ok(f"{len(arrays)} arrays on the device, {hosts[0].shape[0]} x {hosts[0].shape[1]} float32, the host's values")
 
 
@@ -303,6 +304,8 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
         compare(g, right[index].astype(np.float32), f"your {name} after {steps} steps from a start other than the "
                 "initial state", PARITY_ATOL, per_array(partial, index))
     _refuse_changed_inputs(changed, "time loop")
+    if jax is None and not task:
+        step_grows(student, device_type, to_device, (rows, cols), PARAMS, steps)
     ok(f"time loop: right after {steps} steps" + (", one loop on the device" if jax else "")
        + device_note(student, device_type))
 

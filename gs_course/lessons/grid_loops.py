@@ -8,7 +8,9 @@ array run as many lines on any grid. JAX's checkers compare traced programs inst
 
 from __future__ import annotations
 
+import ast
 import linecache
+import sys
 from collections import Counter
 
 import numpy as np
@@ -81,12 +83,54 @@ def laplacian_grows(student, device_type, to_device, shape, hints, instead: str 
     grows_with_the_grid(student, run, shape, "your Laplacian", instead, _library(device_type))
 
 
-def step_grows(student, device_type, to_device, shape, params) -> None:
-    """`grows_with_the_grid` for a step `student(u, v, params)`."""
+def step_grows(student, device_type, to_device, shape, params, steps: int | None = None) -> None:
+    """`grows_with_the_grid` for a step `student(u, v, params)`, or with `steps` for a time loop
+    `student(u, v, params, steps)` (a loop over the rows inside the loop over the steps)."""
     rng = np.random.default_rng()
+    what, more = ("your step", ()) if steps is None else ("your time loop", (steps,))
 
     def run(grid, lines):
         u, v = (to_device(rng.random(grid, dtype=np.float32)) for _ in range(2))
-        _call(student, (u, v, params), device_type, "your step", (), grid[0] * grid[1], lines)
+        _call(student, (u, v, params, *more), device_type, what, (), grid[0] * grid[1] * (steps or 1), lines)  # lines a step
 
-    grows_with_the_grid(student, run, shape, "your step", "step", _library(device_type))
+    grows_with_the_grid(student, run, shape, what, "step", _library(device_type))
+
+
+def _their_cell() -> str:
+    """The source of the notebook cell that called the checker ("" where none): the first frame outward
+    whose code is a cell's (IPython keeps each cell's source in linecache, under a file name of its own;
+    the harness, under "<exercise answer>"), not a module's."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        name = frame.f_code.co_filename
+        if name.startswith("<") or "ipykernel" in name:
+            return "".join(linecache.getlines(name))
+        frame = frame.f_back
+    return ""
+
+
+#: Calls that go through an array element by element or row by row.
+_ONE_BY_ONE = {"map", "filter", "tolist", "from_iterable", "chain"}
+
+
+def copied_in_a_loop(library: str) -> None:
+    """The copy exercise's arrays made by a Python loop in the student's cell (a for, a while, a
+    comprehension, map, a list of the values): one copy a row (or a cell), where one call copies it whole."""
+    source = _their_cell()
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:  # a cell with a magic: not read
+        return
+    def over_the_pair(iterables) -> bool:  # (u0, v0) written out: one copy an array, as the exercise's
+        return bool(iterables) and all(isinstance(it, (ast.Tuple, ast.List)) for it in iterables)
+
+    for node in ast.walk(tree):
+        called = isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
+        iterables = ([node.iter] if isinstance(node, ast.For) else [g.iter for g in getattr(node, "generators", [])]
+                     + (node.args[1:] if called in ("map", "filter") else []))
+        if over_the_pair(iterables):
+            continue
+        if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp)) or called in _ONE_BY_ONE:
+            line = source.splitlines()[node.lineno - 1].strip()
+            raise NotYet(f"right values, but made by a Python loop (line {node.lineno} of your cell: {line[:80]}): each "
+                         f"turn is a copy of its own, thousands at full size. Copy each whole array once, {library}.asarray(u0)")
