@@ -29,8 +29,8 @@ from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
 from .grid_loops import copied_in_a_loop, laplacian_grows, step_grows
 from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
-from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, check_loops, looped_program, names_pmap, not_unrolled,
-                           over_devices, same_program)
+from .jax_programs import (BODY_ARGUMENTS, JITTED, PAIR_ERRORS, PMAP, check_loops, loop_outside_jit, looped_program,
+                           names_pmap, not_unrolled, over_devices, same_program)
 from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates, stencil_hint,
                                  laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
 from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent,
@@ -575,4 +575,6 @@ def _batch(student, device_type, base: Parameters) -> None:
                                 run_slips(rows, cols, steps, p, 1), batch_mistakes(rows, cols, steps, base, feeds, kills, i),
                                 runs_of_wrong_steps(rows, cols, steps, p, 1)),
                 nan_is_unwritten=False)  # vmap's arrays are fresh: NaN is an overflow
+    if few is not None and loop_outside_jit(few.jaxpr):  # its values right: the jit asked for is the mistake left
+        raise NotYet(JITTED["your batch"])
     ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))

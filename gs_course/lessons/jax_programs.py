@@ -297,38 +297,7 @@ def looped_program(program, what: str, more: tuple, longer: tuple, argument: tup
     if same_program(few, deeper):
         raise NotYet(f"the program of your {what} is the same for 2 and 3 steps{of}: it ignores the argument {name}: "
                      f"run {name} steps{of}, lax.fori_loop(0, {name}, ...){instead}")
-    if what == "batch" and loop_outside_jit(few.jaxpr) and _pairs_right(program, few):
-        raise NotYet(JITTED["your batch"])
     return few
-
-
-def _pairs_right(program, few) -> bool:
-    """Whether the unjitted batch is right (every pair after _STEPS steps): its jit is then the one mistake left,
-    where a wrong one is told its values' mistake first. Read from the checker's `program(pairs, steps)`, whose
-    closure holds the student's batch and the pairs; where it does not, the jit is told."""
-    from inspect import getclosurevars, unwrap
-
-    from ..model import PARITY_ATOL, reference_run
-    from ..parameters import Parameters
-
-    known = getclosurevars(program).nonlocals
-    if not {"student", "feeds", "kills", "rows", "cols"} <= known.keys():
-        return True
-    params = getattr(unwrap(known["student"]), "__globals__", {}).get("params")
-    params = params if isinstance(params, Parameters) else Parameters()  # as check_model's _notebook_params_at
-    feeds, kills, rows, cols = (known[name] for name in ("feeds", "kills", "rows", "cols"))
-    try:
-        got = np.asarray(known["student"](feeds, kills, rows, cols, _STEPS))
-    except Exception:  # noqa: BLE001 (the values' own check tells what fails)
-        return False
-    if got.shape != (len(feeds), rows, cols):
-        return False
-    return all(np.allclose(got[i], reference_run(rows, cols, _STEPS, params.replace(feed=float(f), kill=float(k)))[1],
-                           rtol=0, atol=PARITY_ATOL) for i, (f, k) in enumerate(zip(feeds, kills)))
-
-
-#: The steps the batch runs to tell its values right before its jit is told.
-_STEPS = 30
 
 
 _PAIRS = "the pairs are (i, i + 1) down and (i + 1, i) up, for i in range(bands - 1)"
