@@ -283,7 +283,12 @@ _LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib"
 def _of_a_library(frame) -> bool:
     """A frame of the course's libraries, or of any installed package (h5py's, ...): never the student's cell."""
     installed = any(part in frame.f_code.co_filename for part in ("site-packages", "dist-packages"))
-    return installed or frame.f_globals.get("__name__", "").split(".")[0] in _LIBRARIES
+    return installed or _a_librarys(frame.f_globals)
+
+
+def _a_librarys(namespace: dict) -> bool:
+    """Whether `namespace` is the globals of one of the course's libraries (gs_course's own included), not a notebook's."""
+    return str(namespace.get("__name__", "")).split(".")[0] in _LIBRARIES
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from collections import Counter
 
 import numpy as np
 
-from .check_core import NotYet, _call, _library
+from .check_core import NotYet, _a_librarys, _call, _library
 
 #: Rows (then columns) added to the grid: a loop over them turns this many times more.
 MORE = 64
@@ -52,7 +52,7 @@ def grows_with_the_grid(student, run, shape: tuple[int, int], what: str, instead
     `MORE` more rows (or columns), the hint that names that loop (the outermost, where they nest).
     `instead`: a key of `INSTEAD`."""
     notebook = getattr(student, "__globals__", None)
-    if notebook is None or str(notebook.get("__name__", "")).startswith(f"{__package__.split('.')[0]}."):
+    if notebook is None or _a_librarys(notebook):
         return  # the course's own function (a kernel's launch, checked as a step): its loops are the course's
     rows, cols = shape  # the grid the checker ran last: its caches are filled
     base = Counter()
@@ -109,6 +109,11 @@ def _their_cell() -> str:
     return ""
 
 
+def _over_the_pair(iterables) -> bool:
+    """Whether every iterable is written out, (u0, v0): one copy an array, as the exercise's."""
+    return bool(iterables) and all(isinstance(it, (ast.Tuple, ast.List)) for it in iterables)
+
+
 #: Calls that go through an array element by element or row by row.
 _ONE_BY_ONE = {"map", "filter", "tolist", "from_iterable", "chain"}
 
@@ -121,14 +126,11 @@ def copied_in_a_loop(library: str) -> None:
         tree = ast.parse(source)
     except SyntaxError:  # a cell with a magic: not read
         return
-    def over_the_pair(iterables) -> bool:  # (u0, v0) written out: one copy an array, as the exercise's
-        return bool(iterables) and all(isinstance(it, (ast.Tuple, ast.List)) for it in iterables)
-
     for node in ast.walk(tree):
         called = isinstance(node, ast.Call) and (getattr(node.func, "id", None) or getattr(node.func, "attr", None))
         iterables = ([node.iter] if isinstance(node, ast.For) else [g.iter for g in getattr(node, "generators", [])]
                      + (node.args[1:] if called in ("map", "filter") else []))
-        if over_the_pair(iterables):
+        if _over_the_pair(iterables):
             continue
         if isinstance(node, (ast.For, ast.While, ast.ListComp, ast.GeneratorExp, ast.SetComp)) or called in _ONE_BY_ONE:
             line = source.splitlines()[node.lineno - 1].strip()
