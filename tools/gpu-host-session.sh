@@ -96,23 +96,30 @@ multistep_tests() { # multistep_tests SECONDS NAME
     tests/test_backends.py -k "(multistep or pallas) and not school_grid"
 }
 
-classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP students held to the check's times
-  # alone, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the disk's free space (the students'
-  # notebooks write their run files there) sampled meanwhile
-  nvidia-smi dmon -s um -d 1 >"$out/dmon-$1.txt" 2>&1 &
+sampled() { # sampled NAME COMMAND...: COMMAND, the GPU's use (nvidia-smi dmon), the CPUs' (vmstat) and the
+  # disk's free space (a classroom's notebooks write their run files there) sampled meanwhile, in
+  # $out/{dmon,vmstat,df}-NAME.txt
+  local name=$1
+  shift
+  nvidia-smi dmon -s um -d 1 >"$out/dmon-$name.txt" 2>&1 &
   local dmon=$!
-  vmstat -t 1 >"$out/vmstat-$1.txt" 2>&1 &
+  vmstat -t 1 >"$out/vmstat-$name.txt" 2>&1 &
   local vmstat=$!
-  while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-$1.txt" 2>&1 &
+  while sleep 5; do date -u +%T; df -m /tmp | tail -n 1; done >"$out/df-$name.txt" 2>&1 &
   local df=$!
+  "$@"
+  kill "$dmon" "$vmstat" "$df"
+}
+
+classroom_sampled() { # classroom_sampled NAME RAMP: classrooms of RAMP students held to the check's times
+  # alone, `sampled`
   # The check's times alone where it passed every notebook; else the ramp runs one student alone first
   # (at 0b15db5 a failing check kept the classroom from starting at all)
   local alone=(--alone "$out/check/instructor-check.json")
   python3 -c 'import json, sys; sys.exit(not all(n["passed"] for n in json.load(open(sys.argv[1]))["notebooks"]))' \
     "${alone[1]}" 2>/dev/null || alone=()
-  step "${CLASSROOM_S:-800}" 0 "$1" python3 -m gs_course.cli instructor-check --ramp "$2" \
+  sampled "$1" step "${CLASSROOM_S:-800}" 0 "$1" python3 -m gs_course.cli instructor-check --ramp "$2" \
     --stagger 2 --timeout 150 "${alone[@]}" --out "$out/$1"
-  kill "$dmon" "$vmstat" "$df"
 }
 
 with_mps() { # with_mps COMMAND...: COMMAND with NVIDIA's Multi-Process Service running (a user's daemon,
@@ -197,13 +204,8 @@ chain() { # the body of one chain, run in the background by `launch` (in the fol
       done
       wait ;;
     diagnose)
-      nvidia-smi dmon -s um -d 1 >"$out/dmon.txt" 2>&1 &
-      local dmon=$!
-      vmstat -t 1 >"$out/vmstat.txt" 2>&1 &
-      local vmstat=$!
-      step 540 0 classroom-cupy python3 -m gs_course.cli instructor-check --ramp 1,16 --stagger 2 --timeout 300 \
-        --out "$out/classroom-cupy" 3
-      kill "$dmon" "$vmstat" ;;
+      sampled classroom-cupy step 540 0 classroom-cupy python3 -m gs_course.cli instructor-check --ramp 1,16 \
+        --stagger 2 --timeout 300 --out "$out/classroom-cupy" 3 ;;
     *) echo "unknown chain $1" >&2; return 2 ;;
   esac
 }
