@@ -55,10 +55,15 @@ def _source(cell: dict) -> str:
     return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
 
 
+def _exercise_cells(solution: dict) -> list[dict]:
+    """The exercises' code cells, in order (exercise N is the N-th): those with a solution."""
+    return [c for c in solution["cells"] if c["cell_type"] == "code" and BEGIN in _source(c)]
+
+
 def exercises(solution: dict) -> list[str]:
     """The solved cells of the exercises, in order (exercise N is the N-th), markers removed."""
-    cells = [_source(c) for c in solution["cells"] if c["cell_type"] == "code" and BEGIN in _source(c)]
-    return [re.sub(rf"^[ \t]*(?:{re.escape(BEGIN)}|{re.escape(END)})[ \t]*\n", "", c, flags=re.M) for c in cells]
+    return [re.sub(rf"^[ \t]*(?:{re.escape(BEGIN)}|{re.escape(END)})[ \t]*\n", "", _source(c), flags=re.M)
+            for c in _exercise_cells(solution)]
 
 
 def enable_catch_up(name: str) -> None:
@@ -120,8 +125,7 @@ def _exercise_here(shell, cell: str, notebook: dict, solved: list[str]) -> int |
     your-turn comment or its checker's call."""
     with contextlib.suppress(AttributeError, KeyError, TypeError):
         cell_id = shell.kernel.get_parent("shell")["metadata"]["cellId"]
-        code = [c for c in notebook["cells"] if c["cell_type"] == "code" and BEGIN in _source(c)]
-        found = next((n for n, c in enumerate(code, 1) if c.get("id") == cell_id), None)
+        found = next((n for n, c in enumerate(_exercise_cells(notebook), 1) if c.get("id") == cell_id), None)
         if found:
             return found
     named = re.findall(r"%catch_up (\d+) in this cell", cell)
