@@ -17,13 +17,13 @@ import re
 import numpy as np
 
 from . import analysis
-from .analysis_watch import edges_picked_one_by_one, loop_over, their_errors as _their_errors, values_by_mask
+from .analysis_watch import edges_picked_one_by_one, loop_over, values_by_mask
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, narrow_index, narrow_index_hint, narrow_in_place, other_norms,
                                 shifted_read, split_named, wrapping_type, wrong_products)
 from .decile_mistakes import class_shift, classes_shape, edges_mistake, edges_shape, searched_in_a_batch
-from .check_core import NotYet, _changed, _to_numpy, device_note, ok
+from .check_core import NotYet, _changed, _to_numpy, device_note, ok, their_errors
 from .legate_check import nested_codes
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
@@ -78,6 +78,12 @@ def _called(student, arrays: tuple[np.ndarray, ...], *others, to_device=np.asarr
         raise NotYet(f"your function changed its input, the {what} it was given (an in-place *=, /=, .sort() or "
                      "a[...] = ...): compute into new arrays, the caller still needs its own")
     return result
+
+
+def _their_errors(*hints: tuple):
+    """The exercises' typical errors (exception type, pattern of its message, hint) named, and any other
+    error of the student's own code in one line (check_core's rule, the same in every notebook)."""
+    return their_errors("your function", hints)
 
 
 # --- Exercise: the mass of each image ----------------------------------------------------------------

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import re
 
 import numpy as np
 
@@ -165,15 +164,3 @@ def values_by_mask(student, image, threshold, to_device, names: set[str]) -> Non
                      "image[coordinates[:, 0], coordinates[:, 1]]")
 
 
-@contextlib.contextmanager
-def their_errors(*hints: tuple[type, str, str]):
-    """An error raised in the student's function that a typical mistake gives becomes that mistake's
-    hint, shown alone: (exception type, pattern of its message, hint: a str with {message}, or a function
-    of the message). Any other error shows as it is."""
-    try:
-        yield
-    except Exception as err:  # noqa: BLE001 (re-raised unless it is a known mistake)
-        for kind, pattern, hint in hints:
-            if isinstance(err, kind) and re.search(pattern, str(err)):  # a hint read from more than the message: a function
-                raise NotYet(hint(str(err)) if callable(hint) else hint.format(message=str(err))) from None
-        raise

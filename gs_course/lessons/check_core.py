@@ -483,7 +483,7 @@ def their_errors(what: str, hints=(), library: str | None = None):
     """An error raised in the student's function by a common mistake becomes that mistake's line,
     shown alone: `hints` (the exercise's own, tried first) then the `_KNOWN_ERRORS` of `library`
     (the notebook's: "jax", "cupy", "cupynumeric", None for any), each (exception types, pattern of
-    the message, hint). JAX's errors of a function that needs values under jit are told as such.
+    the message, hint: a str, or a function of the message for a hint read from more than it). JAX's errors of a function that needs values under jit are told as such.
     Any other error raised in (or through) the student's own code is one line that names it and
     where in their code; an error of the checker's own shows as it is."""
     try:
@@ -501,7 +501,8 @@ def their_errors(what: str, hints=(), library: str | None = None):
         for kind, pattern, hint in (*hints, *known):  # a hint's {0}, {1}...: the pattern's groups
             if isinstance(err, kind) and (found := re.search(pattern, message)):
                 hint = _OTHER_GRID if hint is _SLICE_OFF and _far_apart(message) else hint
-                raise NotYet(hint.format(*found.groups(), what=what, shapes=_shapes(message), message=first[:200])) from None
+                raise NotYet(hint(message) if callable(hint) else hint.format(
+                    *found.groups(), what=what, shapes=_shapes(message), message=first[:200])) from None
         where = _in_their_code(err)
         if where is None or YOUR_TURN_MESSAGE in message:
             raise

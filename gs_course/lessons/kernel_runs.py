@@ -70,21 +70,15 @@ def compiles_first(template: str, body: str, name: str, compile_mistake=None, on
     function `name`; `compile_mistake(error lines)`: the exercise's usual mistakes, named. Where CuPy runs
     on a GPU, nvrtc compiles it (`on_gpu` False: not there, the kernel being no RawKernel); else the CPU's
     C++ compiler, where one is here (one of CUDA's own names it lacks is left to the checker's run, which
-    says "not checked"); else nothing is told here."""
+    says "not checked"); else nothing is told here. On a GPU the kernel compiles as the checker will
+    compile it, whose compile is then CuPy's cached one; only one that fails compiles again, marked, for
+    the student's line numbers."""
     kernel, source = template.replace("BODY", body), cuda_on_cpu.marked(template, body)
     found = probe("cupy")
     if found.ok:
-        if not on_gpu:
+        if not on_gpu or _nvrtc_errors(kernel, name) is None:
             return
-        import cupy
-
-        compiled = cupy.RawKernel(source, name)
-        try:
-            compiled.compile() if hasattr(compiled, "compile") else compiled.kernel
-        except cupy.cuda.compiler.CompileException as err:
-            errors = [line.strip() for line in str(err).splitlines() if "error" in line] or str(err).splitlines()[:1]
-        else:
-            return
+        errors = _nvrtc_errors(source, name) or ["error: does not compile"]
     elif cuda_on_cpu.compiler() is not None:
         errors = cuda_on_cpu.syntax_errors(source)
         if not errors:
@@ -96,6 +90,18 @@ def compiles_first(template: str, body: str, name: str, compile_mistake=None, on
     except cuda_on_cpu.NotOnCpu:
         return
     raise NotYet(hint) from None
+
+
+def _nvrtc_errors(source: str, name: str) -> list[str] | None:
+    """nvrtc's error lines for `source` (its first line where none says "error"), None where it compiles."""
+    import cupy
+
+    compiled = cupy.RawKernel(source, name)
+    try:
+        compiled.compile() if hasattr(compiled, "compile") else compiled.kernel
+    except cupy.cuda.compiler.CompileException as err:
+        return [line.strip() for line in str(err).splitlines() if "error" in line] or str(err).splitlines()[:1]
+    return None
 
 
 def trial_in_a_child(trial: str, body: str) -> None:
