@@ -177,6 +177,29 @@ def test_checkers_refuse_a_python_loop_over_the_images(checker, loop):
         checker(loop)
 
 
+class _PlainArrays:
+    """An array module that, as CuPy does, makes plain arrays of its own from a watched one."""
+    ndarray = np.ndarray
+
+    def asarray(self, a, dtype=None):
+        return np.array(a, dtype)
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+@pytest.mark.parametrize("xp", [np, _PlainArrays()], ids=["numpy", "an xp making plain arrays"])
+def test_a_map_over_the_images_after_asarray_is_seen_whichever_array_module_xp_is(xp):
+    """The watch runs the call on NumPy keeping its arrays watched: np.asarray, and CuPy's functions on
+    the GPU, make plain arrays, over which a map went unseen."""
+    names = {"xp": xp, "np": np}
+    exec("def mass(images):\n    images = xp.asarray(images)\n"
+         "    return xp.asarray(list(map(lambda image: image.sum(dtype=np.float64), images)))", names)
+    with pytest.raises(NotYet, match="right values, but from a Python loop over the images"):
+        analysis_check.mass(names["mass"])
+    assert names["xp"] is xp and names["np"] is np
+
+
 @pytest.mark.parametrize("wrong, hint", [
     (lambda images: images.sum(), "one number for the whole batch"),
     (lambda images: images.sum(axis=0), "you summed over the images"),

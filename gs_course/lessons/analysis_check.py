@@ -49,7 +49,7 @@ def _loops(student) -> bool:
 def _no_loop(student, what: str, per: str = "image", again=None, watch: tuple | None = None, **turns: int) -> None:
     """A Python loop refused, named as the loop over the `per`s; with `again` (the student called once more)
     and `turns` (each loop's turns by name: image=5, bin=64), the one whose turns its lines ran nearest; with
-    `watch` (arrays, other arguments, to_device), a loop of any spelling over the arrays' first axis (analysis_watch)."""
+    `watch` (arrays, other arguments), a loop of any spelling over the arrays' first axis (analysis_watch)."""
     if watch is not None and not _loops(student):
         loop_over(student, *watch, per=per, what=what)
     if _loops(student):
@@ -143,7 +143,7 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
         raise NotYet("your masses are float64 but were summed in float32, then converted (they are off in the 7th "
                      "digit): sum in float64, images.sum(axis=(1, 2), dtype=np.float64)")
     _no_loop(student, "Sum over axes 1 and 2 of the whole batch in one call: images.sum(axis=(1, 2), ...)",
-             watch=((images,), (), to_device))
+             watch=((images,), ()))
     ok(f"mass: one per image, right on {count} random images of {rows} x {cols}" + device_note(student, device_type))
 
 
@@ -204,7 +204,7 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     if np.array_equal(got, want):
         _no_loop(student, "Give each image bins of its own (offsets image x bins) and count all the cells with one "
                           "xp.bincount", again=lambda: _called(student, (images,), bins, to_device=to_device),
-                 watch=((images,), (bins,), to_device), image=count, bin=bins)
+                 watch=((images,), (bins,)), image=count, bin=bins)
         _other_bins(student, images, to_device, device_type)
         _other_range(student, images, to_device, device_type)
         ok(f"histograms: {count} images, {bins} bins of [0, 1], the top edge in the last bin"
@@ -374,7 +374,7 @@ def bright_cells(student, device_type: type | None = None, to_device=np.asarray)
                      "image with the two integer arrays, image[rows, cols]")
     _no_loop(student, "Compare the whole image at once, then take the coordinates of its True cells: "
                       "xp.argwhere(image > threshold)", per="cell")
-    values_by_mask(student, image, threshold, to_device, _names_used(student))
+    values_by_mask(student, image, threshold, _names_used(student))
     _other_threshold(student, to_device, device_type)
     ok(f"bright cells: the cells above {analysis.SPOT_THRESHOLD} of a random {image.shape[0]} x {image.shape[1]} image, "
        "in row-major order, and their values" + device_note(student, device_type))
@@ -511,7 +511,7 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
     if not searches and not _names_used(student) & set(_BINARY_SEARCHES):
         raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
                      "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
-    edges_picked_one_by_one(student, images, to_device)
+    edges_picked_one_by_one(student, images)
     ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
        "an edge in the class above" + device_note(student, device_type))
 
@@ -589,7 +589,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
     if hint := half_operand(got, gram / np.outer(norms, norms), rows):
         raise NotYet(hint)
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T",
-             watch=((images,), (), to_device))
+             watch=((images,), ()))
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
        + device_note(student, device_type))
 

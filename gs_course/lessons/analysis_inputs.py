@@ -15,9 +15,11 @@ from . import analysis
 
 def batch(rng: np.random.Generator | None = None, images: int = 5, grid: tuple[int, int] | None = None,
           levels: int | None = None) -> np.ndarray:
-    """A float32 batch like the run's images; `levels` quantises V (many cells then share each value)."""
+    """A float32 batch like the run's images; `levels` quantises V (many cells then share each value). Its
+    images are never square unless `grid` says so: a square one hides a transposed index or product."""
     rng = rng or np.random.default_rng()
     rows, cols = grid or (int(rng.integers(15, 30)) * 2 + 1, int(rng.integers(18, 34)) * 2 + 1)
+    cols += 2 * (cols == rows and grid is None)
     values = 0.5 * rng.random((images, rows, cols)) ** 4  # most cells near 0, a tail of spots
     if levels:
         values = np.round(values * levels) / levels

@@ -3,15 +3,16 @@ over the images (a `for`, a comprehension, `map` or `filter` with a lambda or a 
 generator handed to `np.stack` or `sum()`, a while loop, recursion) takes the images one by one, by
 iteration or by an integer index, however it is spelled; the deciles' edges picked by nine scalar
 indexings; the bright cells' values taken by a boolean mask where the exercise asks for integer-array
-indexing. The arrays are handed over as a subclass of their own type (NumPy's; CuPy's where it can be
-subclassed) that counts those reads, and every array made from them (a reshape, a sort, a comparison)
-counts too. Where the array cannot be watched, nothing is told from it.
+indexing. The arrays are handed over as a subclass of NumPy's array that counts those reads, and every
+array made from them (a reshape, a sort, a comparison) counts too. Where the notebook's `xp` is CuPy, the
+call is watched on NumPy, `xp` being NumPy for its length: CuPy's arrays made from a subclass (a sort, a
+cast) are its plain arrays again, whose loops went unseen. The values were checked on the device before;
+a function that cannot run on NumPy (CuPy named in it) is not watched, and nothing is told from it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import functools
 
 import numpy as np
 
@@ -62,19 +63,14 @@ def _kind(key) -> str:
     return "array" if dtypes or any(isinstance(part, list) for part in parts) else "slice"
 
 
-@functools.cache
-def _watched_class(base: type) -> type:
-    """`base` (numpy.ndarray, cupy.ndarray) with its reads counted in the `Reads` its arrays carry."""
+class _Watched(np.ndarray):
+    """A NumPy array whose reads are counted in the `Reads` it carries, as are those of every array made from it."""
 
     def __array_finalize__(self, obj):
         self._reads = getattr(obj, "_reads", None)
-        finalize = getattr(base, "__array_finalize__", None)
-        if callable(finalize):
-            with contextlib.suppress(Exception):
-                finalize(self, obj)
 
     def __getitem__(self, key):
-        picked = base.__getitem__(self, key)
+        picked = super().__getitem__(key)
         reads = getattr(self, "_reads", None)
         if reads is not None and reads.on:
             reads.picks.append((tuple(self.shape), _kind(key), _integers(key), int(getattr(picked, "size", 1))))
@@ -84,38 +80,49 @@ def _watched_class(base: type) -> type:
         reads = getattr(self, "_reads", None)
         if reads is not None and reads.on and self.ndim:
             reads.iterations.append(int(self.shape[0]))
-        return base.__iter__(self)
-
-    return type(f"watched_{base.__name__}", (base,), {"__array_finalize__": __array_finalize__,
-                                                       "__getitem__": __getitem__, "__iter__": __iter__})
+        return super().__iter__()
 
 
-def _watched(array, reads: Reads):
-    """`array` as a watched array sharing its memory, or None where its type cannot be subclassed so."""
+def _watched(array: np.ndarray, reads: Reads):
+    """`array` as a watched NumPy array sharing its memory."""
+    watched = array.view(_Watched)
+    watched._reads = reads
+    return watched
+
+
+class _NumpyKeepingWatch:
+    """NumPy, but for its conversions, which keep a watched array watched (np.asarray makes a plain one)."""
+
+    asarray = staticmethod(lambda a, dtype=None, order=None, **_: np.asanyarray(a, dtype, order))
+    ascontiguousarray = staticmethod(lambda a, dtype=None, **_: np.asanyarray(np.ascontiguousarray(a, dtype)))
+    array = staticmethod(lambda a, *args, **kwargs: np.array(a, *args, **{**kwargs, "subok": True}))
+
+    def __getattr__(self, name):
+        return getattr(np, name)
+
+
+@contextlib.contextmanager
+def _as_numpy(student):
+    """The student's globals with their array modules (`xp`, the notebook's, and NumPy's names) NumPy keeping
+    the watch, while the call runs."""
+    names = getattr(student, "__globals__", {})
+    swapped = {name: module for name, module in names.items()
+               if name in ("xp", "np", "numpy") and hasattr(module, "ndarray") and hasattr(module, "asarray")}
+    names.update(dict.fromkeys(swapped, _NumpyKeepingWatch()))
     try:
-        cls = _watched_class(type(array))
-    except TypeError:  # a type that cannot be subclassed (JAX's arrays)
-        return None
-    for view in (lambda: array.view(cls), lambda: array.view(array_class=cls)):
-        try:
-            watched = view()
-        except Exception:  # noqa: BLE001 (CuPy's view takes a class by name, or none)
-            continue
-        if isinstance(watched, cls):
-            watched._reads = reads
-            return watched
-    return None
+        yield
+    finally:
+        names.update(swapped)
 
 
-def reads_of(student, arrays: tuple, others: tuple = (), to_device=np.asarray) -> Reads | None:
-    """What `student(*arrays, *others)` reads of its arrays (device copies of `arrays`, watched); None where
-    they cannot be watched, or the call fails (its values were checked before: that call told its errors)."""
+def reads_of(student, arrays: tuple, others: tuple = ()) -> Reads | None:
+    """What `student(*arrays, *others)` reads of its arrays (watched NumPy copies of `arrays`, `xp` NumPy);
+    None where the call fails (its values were checked before: that call told its errors)."""
     reads = Reads()
-    passed = [_watched(to_device(np.array(a, copy=True)), reads) for a in arrays]
-    if any(p is None for p in passed):
-        return None
+    passed = [_watched(np.array(a, copy=True), reads) for a in arrays]
     try:
-        student(*passed, *others)
+        with _as_numpy(student):
+            student(*passed, *others)
     except Exception:  # noqa: BLE001 (see above)
         return None
     finally:
@@ -123,19 +130,19 @@ def reads_of(student, arrays: tuple, others: tuple = (), to_device=np.asarray) -
     return reads
 
 
-def loop_over(student, arrays: tuple, others: tuple, to_device, per: str, what: str) -> None:
+def loop_over(student, arrays: tuple, others: tuple, per: str, what: str) -> None:
     """A loop over the first axis of `arrays[0]` (the images) refused,
     whatever its spelling, with the hint _no_loop gives a `for`."""
-    reads = reads_of(student, arrays, others, to_device)
+    reads = reads_of(student, arrays, others)
     if reads is not None and reads.over(np.shape(arrays[0])):
         raise NotYet(f"right values, but from a Python loop over the {per}s (map, a generator, a while loop or recursion "
                      f"takes them one by one too), which makes one call (a kernel launch on a GPU) per {per}. {what}")
 
 
-def edges_picked_one_by_one(student, values, to_device) -> None:
+def edges_picked_one_by_one(student, values) -> None:
     """The deciles' nine edges picked by scalar indexings (a loop, a comprehension, nine lines): the exercise
     picks them with one device array of the indices."""
-    reads = reads_of(student, (values,), (), to_device)
+    reads = reads_of(student, (values,))
     if reads is None:
         return
     scalars = sum(len(shape) == 1 and (kind == "int" or kind == "slice" and size <= 1) for shape, kind, _, size in reads.picks)
@@ -148,10 +155,10 @@ def edges_picked_one_by_one(student, values, to_device) -> None:
 _MASK_SELECTIONS = ("extract", "compress")
 
 
-def values_by_mask(student, image, threshold, to_device, names: set[str]) -> None:
+def values_by_mask(student, image, threshold, names: set[str]) -> None:
     """The bright cells' values taken by a boolean mask (image[mask], xp.extract) where the exercise takes
     them by integer-array indexing at the coordinates; a loop over the cells refused as well."""
-    reads = reads_of(student, (image,), (threshold,), to_device)
+    reads = reads_of(student, (image,), (threshold,))
     masked = names & set(_MASK_SELECTIONS) or reads is not None and any(
         kind == "bool" and int(np.prod(shape)) == image.size for shape, kind, *_ in reads.picks)
     if masked:

@@ -46,7 +46,7 @@ REVIEW_14: list[Case] = [
                                 "    out[1:] = images[1:].sum(axis=(1, 2), dtype=np.float64)\n    return out"), PASS, "mass: one per image",
          name="the first image apart, the rest in one sum"),
     Case("synthesis 4", (_EDGES, "edges = xp.concatenate([ordered[i:i + 1] for i in index])"), FAIL, "scalar indexings",
-         name="the edges as nine one-item slices", where="cpu"),  # NumPy only: see check_cases_technique
+         name="the edges as nine one-item slices"),
     Case("synthesis 6", (_VALUES, "xp.asarray([image[r, c] for r, c in coordinates.tolist()])"), FAIL,
          "Python loop over the cells", name="the values one cell at a time from a list"),
     # the mass: an image's shape read from the first image, twice (no loop)

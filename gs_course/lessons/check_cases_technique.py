@@ -1,9 +1,8 @@
 """The harness's cases from the fourteenth independent playtest and others of the same kinds: the technique each exercise teaches checked where the values are right (jit where it is asked, integer-array indexing, a task's steps from its inputs).
 `gs_course.lessons.check_cases` puts them in its `CASES`; one line each, as there.
 
-The cases marked "NumPy only" are told by `analysis_watch`, which watches NumPy's arrays: on CuPy (the
-H200 at 0b15db5) an array made from a watched one (a sort, a cast) is a plain cupy.ndarray again, and
-a loop over it, or its scalar indexings, went unseen: those answers got a tick on the GPU.
+The loops over the images and the scalar indexings are told by `analysis_watch`, which watches the
+call on NumPy also where the notebook runs CuPy.
 """
 
 from __future__ import annotations
@@ -99,16 +98,16 @@ TECHNIQUE_14: list[Case] = [
     Case("synthesis 3", ("return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
                          "return xp.stack(list(map(lambda one: xp.bincount(one.ravel() - one.min() // bins * bins, "
                          "minlength=bins)[:bins], index)))"), FAIL, "Python loop over the images",
-         name="histograms: a bincount per image through map", where="cpu"),  # NumPy only: see check_cases_technique
+         name="histograms: a bincount per image through map"),
     Case("synthesis 5", ("gram = rows @ rows.T", "gram = xp.stack(list(map(lambda r: rows @ r, rows)))"), FAIL,
          "Python loop over the images", name="similarity: a product per image through map"),
     # F6: the deciles' edges picked one by one
     Case("synthesis 4", (_EDGES, "edges = xp.stack([ordered[int(q * (ordered.size - 1))] for q in analysis.DECILES])"),
-         FAIL, "picked by 9 scalar indexings", name="F6: nine scalar indexings in a comprehension", where="cpu"),  # NumPy only: see check_cases_technique
+         FAIL, "picked by 9 scalar indexings", name="F6: nine scalar indexings in a comprehension"),
     Case("synthesis 4", (_EDGES, "edges = xp.asarray(list(map(lambda i: ordered[int(i)], index)))"), FAIL,
-         "scalar indexings", name="the edges picked through map", where="cpu"),  # NumPy only: see check_cases_technique
+         "scalar indexings", name="the edges picked through map"),
     Case("synthesis 4", (_EDGES, "edges = xp.concatenate(list(map(lambda i: ordered[i:i + 1], index)))"), FAIL,
-         "scalar indexings", name="the edges as nine slices of one", where="cpu"),  # NumPy only: see check_cases_technique
+         "scalar indexings", name="the edges as nine slices of one"),
     Case("synthesis 4", (_EDGES, "edges = xp.take(ordered, xp.asarray(index))"), PASS, "deciles:", name="xp.take of the indices"),
     Case("synthesis 4", ("index = np.floor(analysis.DECILES * (ordered.size - 1)).astype(np.int64)",
                          "index = [int(q * (ordered.size - 1)) for q in analysis.DECILES]"), PASS, "deciles:",
