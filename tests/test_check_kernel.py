@@ -49,3 +49,25 @@ def test_a_right_answer_prints_its_line():
     notebook, error = _run("from gs_course import check\ncheck.ok('fine')")
     assert error is None
     assert notebook.cells[0].outputs[0].text == "\N{CHECK MARK} fine\n"
+
+
+def test_the_placeholder_left_in_a_function_shows_one_line_naming_it_and_fails_the_cell():
+    """The student's step is written, their laplacian still the exercise's placeholder: one line names
+    laplacian and its line, no traceback through the checkers; the cell fails, as a NotImplementedError."""
+    from gs_course.lessons.notebooks import YOUR_TURN
+
+    source = ("import numpy as np\nfrom gs_course import check\n\ndef laplacian(a):\n    " + YOUR_TURN +
+              "\n\ndef step(u, v, p):\n    return u + laplacian(u), v\n\ncheck.step(step, device_type=None, to_device=np.asarray)")
+    notebook, error = _run(source, "print('after')")
+    assert error is not None and error.ename == "NotImplementedError"
+    shown = "\n".join(notebook.cells[0].outputs[0].traceback)
+    assert "placeholder" in shown and "in your laplacian (line 5 of your cell)" in shown, shown
+    assert "Traceback" not in shown and "check_" not in shown and len(shown.splitlines()) == 1
+    assert not notebook.cells[1].outputs
+
+
+def test_another_not_implemented_error_keeps_its_traceback():
+    notebook, error = _run("import gs_course.lessons.checkers\nraise NotImplementedError('mine')")
+    assert error is not None
+    shown = "\n".join(notebook.cells[0].outputs[0].traceback)
+    assert "Traceback" in shown and "NotImplementedError" in shown and "mine" in shown

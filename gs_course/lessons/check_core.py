@@ -1,10 +1,7 @@
-"""The checkers' common ground: the hint (`NotYet`) and the tick (`ok`), the comparison that
+"""The checkers' common ground: the hint (`NotYet`) and the tick (`ok`, both `hints`'), the comparison that
 names a mistake (`compare`), how a student's function is called (host round trips watched,
 `empty` outputs NaN, common errors told as one line), JAX's traced programs, and what the GPU
 checkers share (the trial of a kernel in a child process, CUDA's errors as hints).
-
-In IPython (Jupyter) a `NotYet` shows as its hint alone, without the traceback through this module;
-the cell still fails, so `Run all` and nbval stop there.
 """
 
 from __future__ import annotations
@@ -20,6 +17,7 @@ import threading
 
 import numpy as np
 
+from .hints import NotYet, ok, takes
 from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
 from ..parameters import Parameters
@@ -27,36 +25,6 @@ from ..measurement.compiled import equations as _equations  # noqa: F401 (the ch
 
 #: Odd, non-square, different each time: a right answer cannot depend on the grid.
 PARAMS = Parameters(feed=0.03, kill=0.06, dt=0.7)
-
-
-class NotYet(AssertionError):
-    """The answer is not right yet; the message says why."""
-
-
-def _show_hints_alone() -> None:
-    """In an IPython kernel, a NotYet shows as one line: the hint (the cell still fails)."""
-    ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None else None
-    if shell is None or NotYet in shell.custom_exceptions:
-        return
-    others, their_handler = shell.custom_exceptions, shell.CustomTB  # IPython keeps one handler: share it
-
-    def show(shell, etype, value, tb, tb_offset=None):
-        if not issubclass(etype, NotYet):
-            return their_handler(etype, value, tb, tb_offset)
-        hint = [f"\N{BALLOT X} {value}"]
-        shell._showtraceback(etype, value, hint)  # IPython ignores what a handler returns here
-        return hint
-
-    shell.set_custom_exc((*others, NotYet), show)
-
-
-_show_hints_alone()
-
-
-def ok(message: str) -> None:
-    """The line a right answer gets."""
-    print(f"\N{CHECK MARK} {message}")
 
 
 def device_note(student, device_type: type | None) -> str:
@@ -555,10 +523,17 @@ def _no_loop_over_cells(student, cells: int | None, what: str, lines=None):
         sys.settrace(before)
 
 
+#: How the notebooks call each student function `_call` is given, by the checker's name for it.
+_CALLS = {"your Laplacian": "laplacian(a)", "your step": "step(u, v, p)", "your time loop": "run(u, v, p, steps)",
+          "your images": "images(u, v, p, nbimage, nbextrastep)", "your batch": "batch(feeds, kills, rows, cols, steps)"}
+
+
 def _call(student, args, device_type, what: str, hints=(), cells: int | None = None, lines=None):
-    """student(*args): host round trips watched, `empty` outputs NaN, common errors told as hints,
-    and, given the grid's `cells`, a Python loop over them refused (and the lines run counted in
-    `lines`, a Counter, where given)."""
+    """student(*args): its signature first (`takes`), host round trips watched, `empty` outputs NaN,
+    common errors told as hints, and, given the grid's `cells`, a Python loop over them refused (and the
+    lines run counted in `lines`, a Counter, where given)."""
+    if what in _CALLS:
+        takes(student, args, _CALLS[what])
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:

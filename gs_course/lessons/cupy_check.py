@@ -12,12 +12,12 @@ check and why, and the notebook runs on.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import time
 
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok, their_errors
+from .hints import takes
 from .kernel_runs import (_gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, compiles_first,
                           trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
@@ -117,33 +117,11 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
             f"{want} blocks cover it{why}")
 
 
-def _takes(student, args: tuple, call: str) -> None:
-    """The one line for a student's function that cannot be called as the exercise calls it, `call`
-    ("strip_launch(rows, cols, block, strip_rows)", `args` its values): not a function, or of other
-    parameters (its own are named); read from its signature, before any call."""
-    name = call.split("(", 1)[0]
-    if not callable(student):
-        kind = type(student).__name__
-        raise NotYet(f"your {name} is {'an' if kind[0] in 'aeiou' else 'a'} {kind}, not a function: give the function itself, "
-                     f"without calling it (def {call}: ...)")
-    try:
-        signature = inspect.signature(student)
-    except (TypeError, ValueError):  # a builtin's, say: its call tells
-        return
-    try:
-        signature.bind(*args)
-    except TypeError:
-        own = ", ".join(str(parameter) for parameter in signature.parameters.values())
-        named = getattr(student, "__name__", name)
-        raise NotYet(f"your {name if named == '<lambda>' else named} takes ({own}): the exercise calls it as {call}, "
-                     f"{len(args)} argument{'s' if len(args) != 1 else ''}") from None
-
-
 def _called(student, args: tuple, call: str):
     """student(*args), called as `call` says the exercise calls it: a signature of other parameters
-    (`_takes`), or an error raised in the student's own code, told in one line (the error, and the
+    (`takes`), or an error raised in the student's own code, told in one line (the error, and the
     line of the student's cell), never as a traceback through the checker."""
-    _takes(student, args, call)
+    takes(student, args, call)
     with their_errors(f"your {call.split('(', 1)[0]}", _HELPER_CALLED_OTHERWISE, library="cupy"):
         return student(*args)
 
@@ -494,7 +472,7 @@ def pinned_fetch(student) -> None:
     told, and the line says so, so that a right answer is never refused."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
-        _takes(student, (None, None), "fetch(v, stream)")  # without a GPU, at least this much
+        takes(student, (None, None), "fetch(v, stream)")  # without a GPU, at least this much
         _refuse_the_placeholder(student)
         return
     import cupyx
