@@ -10,34 +10,25 @@ NVIDIA GPU: without one they say what they could not check, and the notebook run
 
 from __future__ import annotations
 
-import contextlib
 import dis
 import re
 
 import numpy as np
 
 from . import analysis
-from .analysis_watch import edges_picked_one_by_one, loop_over, values_by_mask
+from .analysis_watch import edges_picked_one_by_one, loop_over, pairs_broadcast, values_by_mask
 from .analysis_inputs import batch, close as _close, first_difference as _first_difference, oblong_image
 from .analysis_mistakes import (cells_left_out, flat_index_hint, flat_row_length, flat_split,
                                 half_operand, loop_turns, narrow_index, narrow_index_hint, narrow_in_place, other_norms,
                                 shifted_read, split_named, wrapping_type, wrong_products)
+from .histogram_mistakes import bin_major, moved_to_a_neighbour, whole_batch_in_one_row
 from .decile_mistakes import class_shift, classes_shape, edges_mistake, edges_shape, searched_in_a_batch
-from .check_core import NotYet, _changed, _to_numpy, device_note, ok, their_errors
+from .analysis_calls import (called as _called, exercise, library_calls, names_used as _names_used,
+                             returned as _returned, their_errors_of as _their_errors)
+from .check_core import NotYet, _to_numpy, device_note, ok
 from .legate_check import nested_codes
 from .bitonic_check import bitonic_step  # noqa: F401 (the notebook's check.*)
 from .kernel_check import histogram_kernel, spot_mass_kernel  # noqa: F401 (the notebook's check.*)
-
-
-def _returned(result, what: str, device_type: type | None) -> np.ndarray:
-    """The student's array on the host; a list (a Python loop's results) is refused."""
-    if isinstance(result, tuple) and 1 < len(result) <= 3 and all(hasattr(part, "shape") for part in result):
-        raise NotYet(f"you returned {len(result)} arrays, a tuple: return {what} alone, "
-                     "one array")
-    if isinstance(result, (list, tuple)):
-        raise NotYet(f"{what} is a Python {type(result).__name__}: compute it in one call over the whole batch, "
-                     "which returns one array")
-    return _to_numpy(result, what, device_type)
 
 
 def _loops(student) -> bool:
@@ -69,25 +60,9 @@ def _narrow(dtype: np.dtype) -> bool:
     return not np.issubdtype(dtype, np.integer) or np.iinfo(dtype).max < _WIDE_ENOUGH
 
 
-def _called(student, arrays: tuple[np.ndarray, ...], *others, to_device=np.asarray, what: str = "images"):
-    """The student's result on device copies of `arrays` (then `others`): a function that changes an
-    input in place is refused, as its caller still needs it (and the checker's reference with it)."""
-    passed = [to_device(a.copy()) for a in arrays]
-    result = student(*passed, *others)
-    if _changed(passed, arrays):
-        raise NotYet(f"your function changed its input, the {what} it was given (an in-place *=, /=, .sort() or "
-                     "a[...] = ...): compute into new arrays, the caller still needs its own")
-    return result
-
-
-def _their_errors(*hints: tuple):
-    """The exercises' typical errors (exception type, pattern of its message, hint) named, and any other
-    error of the student's own code in one line (check_core's rule, the same in every notebook)."""
-    return their_errors("your function", hints)
-
-
 # --- Exercise: the mass of each image ----------------------------------------------------------------
 
+@exercise("mass(images)")
 def mass(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images)` must return the mass of V (sum over the cells) of each image, shape (images,)."""
     images = batch()
@@ -149,6 +124,7 @@ def mass(student, device_type: type | None = None, to_device=np.asarray) -> None
 
 # --- Exercise: histograms of each image ---------------------------------------------------------------
 
+@exercise("histograms(images, bins)")
 def histograms(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images, bins)` must return each image's histogram of V over [0, 1], counts of shape
     (images, bins), a value of 1 in the last bin (as numpy.histogram counts it)."""
@@ -245,6 +221,8 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     if np.array_equal(got[0], batch_histogram) and not got[1:].any():
         raise NotYet("every image's cells went into the first image's bins (row 0 is the whole batch's histogram, the "
                      "other rows are zeros): number image m's bins from m * bins, (xp.arange(images) * bins)[:, None, None]")
+    if hint := whole_batch_in_one_row(got, want):
+        raise NotYet(hint)
     if (got == batch_histogram).all():
         raise NotYet("each row is the histogram of the whole batch: count each image apart, its bins numbered from "
                      "m * bins")
@@ -259,7 +237,8 @@ def histograms(student, device_type: type | None = None, to_device=np.asarray) -
     if np.array_equal(got, own_range):
         raise NotYet("each image got its own bins, from its own smallest to largest value: give every image "
                      "the same range, [0, 1]")
-    raise NotYet(narrow_index(got, binned, bins) or _first_difference(got, want, "your histograms"))
+    raise NotYet(narrow_index(got, binned, bins) or bin_major(got, want) or moved_to_a_neighbour(got, want)
+                 or _first_difference(got, want, "your histograms"))
 
 
 #: The second number of bins the histograms are tried with: an answer that writes out 64 fails it.
@@ -321,6 +300,7 @@ def _counts(index: np.ndarray, bins: int) -> np.ndarray:
 
 # --- Exercise: masks and integer-array indexing -------------------------------------------------------
 
+@exercise("bright_cells(image, threshold)")
 def bright_cells(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(image, threshold)` must return the (row, col) of each cell above `threshold`, shape
     (cells, 2) in row-major order, and V at those cells, by integer-array indexing."""
@@ -430,55 +410,20 @@ def _threshold_used(image: np.ndarray, coordinates: np.ndarray) -> str | None:
 
 # --- Exercise: deciles by sorting, classes by binary search -------------------------------------------
 
-#: The library functions that find a class by binary search.
+#: The library functions that find a class by binary search, and those that give the deciles without a sort of the
+#: student's (percentile, quantile: their method="lower" is the exercise's floor(q (n - 1)) of the sorted values).
 _BINARY_SEARCHES = ("searchsorted", "digitize")
+_QUANTILES = ("percentile", "quantile", "nanpercentile", "nanquantile")
 
 
-@contextlib.contextmanager
-def _binary_searches(device_type):
-    """The calls of the student's library's binary searches while the student runs, a list of (name, args, kwargs)."""
-    import importlib
-
-    module = importlib.import_module(device_type.__module__.split(".")[0] if device_type is not None else "numpy")
-    calls, originals = [], {name: getattr(module, name) for name in _BINARY_SEARCHES}
-
-    def watched(name):
-        def call(*args, **kwargs):
-            calls.append((name, args, kwargs))  # the arrays too: searched_in_a_batch reads the one searched in
-            return originals[name](*args, **kwargs)
-        return call
-
-    for name in originals:
-        setattr(module, name, watched(name))
-    try:
-        yield calls
-    finally:
-        for name, original in originals.items():
-            setattr(module, name, original)
-
-
-def _half_in_code(student, got: np.ndarray, want: np.ndarray) -> str | None:
-    """float16 named in the student's code, for a similarity off by what half precision gives (a GPU's float16
-    GEMM rounds in its own order, which none of half_operand's recomputations on the host matches)."""
-    error = float(np.abs(got - want).max())
-    if error < 1e-2 and _names_used(student) & {"float16", "half"}:
-        return (f"your similarity is off by up to {error:.1g}, and your code names float16: its values are rounded to "
-                "about 3 digits. Keep the images float32, no .astype(np.float16)")
-    return None
-
-
-def _names_used(function) -> set[str]:
-    """The attribute and global names the function's code (nested code included) uses: a method
-    call (edges.searchsorted) is not seen by `_binary_searches`."""
-    return {name for code in nested_codes(function) for name in code.co_names}
-
-
+@exercise("deciles(values)")
 def deciles(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images)` must return the nine deciles of V over the batch (by sorting: the value at
     index floor(q (n - 1)) of the sorted values) and each cell's decile class, 0 to 9, by a binary
     search among them (a cell equal to an edge in the class above it)."""
     images = batch()  # each edge is one of the values: the cells equal to it tell side='left' from 'right'
-    with _binary_searches(device_type) as searches, _their_errors(
+    with library_calls(device_type, _BINARY_SEARCHES) as searches, library_calls(device_type, _QUANTILES) as quantiles, \
+            _their_errors(
             (IndexError, "integer", "an index must be an integer ({message}): take np.floor(q * (n - 1)).astype(int)"),
             searched_in_a_batch(searches, images)):
         result = _called(student, (images,), to_device=to_device)
@@ -512,12 +457,33 @@ def deciles(student, device_type: type | None = None, to_device=np.asarray) -> N
         raise NotYet("right classes, but not by a binary search (each cell compared with every edge?): "
                      "xp.searchsorted(edges, images, side='right') finds each class in log2(10) steps")
     edges_picked_one_by_one(student, images)
-    ok("deciles: the nine edges of a random batch by sorting, every cell's class by binary search, the cells on "
-       "an edge in the class above" + device_note(student, device_type))
+    ok(f"deciles: the nine edges of a random batch {_edges_by(student, quantiles)}, every cell's class by binary search, "
+       "the cells on an edge in the class above" + device_note(student, device_type))
+
+
+def _edges_by(student, quantiles: list) -> str:
+    """How the tick says the edges were found: by sorting, or by the library's percentile (or quantile), which the
+    section's text names as the same rule (method="lower") but which leaves the sort, the exercise's lesson, undone."""
+    used = [name for name, *_ in quantiles] or sorted(_names_used(student) & set(_QUANTILES))
+    if not used:
+        return "by sorting"
+    return (f"by xp.{used[0]}(method='lower'), right, though not sorted by you: the exercise's way is the sort itself, "
+            "xp.sort(values, axis=None), then the sorted values at floor(q (n - 1))")
 
 
 # --- Exercise: the similarity matrix ---------------------------------------------------------------------
 
+def _half_in_code(student, got: np.ndarray, want: np.ndarray) -> str | None:
+    """float16 named in the student's code, for a similarity off by what half precision gives (a GPU's float16
+    GEMM rounds in its own order, which none of half_operand's recomputations on the host matches)."""
+    error = float(np.abs(got - want).max())
+    if error < 1e-2 and _names_used(student) & {"float16", "half"}:
+        return (f"your similarity is off by up to {error:.1g}, and your code names float16: its values are rounded to "
+                "about 3 digits. Keep the images float32, no .astype(np.float16)")
+    return None
+
+
+@exercise("similarity(images)")
 def similarity(student, device_type: type | None = None, to_device=np.asarray) -> None:
     """`student(images)` must return the cosine similarity of every pair of images, (images, images):
     one matrix product of the images as rows, divided by their norms."""
@@ -590,6 +556,7 @@ def similarity(student, device_type: type | None = None, to_device=np.asarray) -
         raise NotYet(hint)
     _no_loop(student, "Put the images as rows of one matrix and multiply it by its transpose: rows @ rows.T",
              watch=((images,), ()))
+    pairs_broadcast(student)
     ok(f"similarity: {count} x {count}, right on random images of {images.shape[1]} x {images.shape[2]}"
        + device_note(student, device_type))
 

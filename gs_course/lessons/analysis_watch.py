@@ -3,7 +3,9 @@ over the images (a `for`, a comprehension, `map` or `filter` with a lambda or a 
 generator handed to `np.stack` or `sum()`, a while loop, recursion) takes the images one by one, by
 iteration or by an integer index, however it is spelled; the deciles' edges picked by nine scalar
 indexings; the bright cells' values taken by a boolean mask where the exercise asks for integer-array
-indexing. The arrays are handed over as a subclass of NumPy's array that counts those reads, and every
+indexing; the similarity computed through a broadcast product of every pair of images, whose temporary
+takes images times the batch's memory, where the exercise asks for one matrix product (told by the memory
+the call takes). The arrays are handed over as a subclass of NumPy's array that counts those reads, and every
 array made from them (a reshape, a sort, a comparison) counts too. Where the notebook's `xp` is CuPy, the
 call is watched on NumPy, `xp` being NumPy for its length: CuPy's arrays made from a subclass (a sort, a
 cast) are its plain arrays again, whose loops went unseen. The values were checked on the device before;
@@ -13,8 +15,12 @@ a function that cannot run on NumPy (CuPy named in it) is not watched, and nothi
 from __future__ import annotations
 
 import contextlib
+import tracemalloc
 
 import numpy as np
+
+from . import analysis
+from .analysis_inputs import batch
 
 from .check_core import NotYet
 
@@ -171,3 +177,49 @@ def values_by_mask(student, image, threshold, names: set[str]) -> None:
                      "image[coordinates[:, 0], coordinates[:, 1]]")
 
 
+
+
+def _peak_bytes(student, arrays: tuple) -> int | None:
+    """The most memory that student(*arrays) held at once beyond what was held before it, run as the watch runs
+    it (`xp` NumPy, whose arrays' memory tracemalloc traces, on a GPU as on the CPU); None where the call fails."""
+    was_tracing = tracemalloc.is_tracing()
+    if not was_tracing:
+        tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        tracemalloc.reset_peak()
+        with _as_numpy(student):
+            student(*arrays)
+        return tracemalloc.get_traced_memory()[1] - before
+    except Exception:  # noqa: BLE001 (its values were checked before: that call told its errors)
+        return None
+    finally:
+        if not was_tracing:
+            tracemalloc.stop()
+
+
+#: The batch the similarity's memory is measured on: many small images, so that an (images, images, cells)
+#: temporary (32 times the batch) stands far above the few copies of the batch a matrix product's answer makes.
+_MANY_IMAGES, _SMALL_GRID = 32, (17, 19)
+
+
+def pairs_broadcast(student) -> None:
+    """A similarity right in its values but computed without a matrix product, every pair's product broadcast,
+    (rows[:, None, :] * rows[None, :, :]).sum(2), however spelt (4-D images, xp.multiply, np.sum): the call's peak of memory is
+    then half or more of that (images, images, cells) temporary's size, told by the memory, not the spelling. A
+    matrix product (@, matmul, dot, tensordot, einsum('ic,jc->ij'), which CuPy hands to cuBLAS too, and which the
+    notebook's "one matrix product" counts as such) holds a few copies of the batch at most."""
+    images = batch(images=_MANY_IMAGES, grid=_SMALL_GRID)
+    temporary = _MANY_IMAGES * images.nbytes  # (images, images, cells) in float32
+    peak = _peak_bytes(student, (images,))
+    if peak is None or peak < temporary // 2:
+        return
+    run, cells = analysis.FULL, analysis.FULL.rows * analysis.FULL.cols
+    coarse = -(-analysis.FULL.rows // 8) * -(-analysis.FULL.cols // 8)  # every 8th cell each way, as the notebook keeps
+    raise NotYet(f"right values, but with no matrix product: your function made a temporary of (images, images, cells), "
+                 f"every pair of images multiplied cell by cell by broadcasting, then summed ({peak / 1e6:.1f} MB for "
+                 f"{_MANY_IMAGES} small images, {peak / images.nbytes:.0f} times the batch; on the course's GPU "
+                 f"{run.pattern_images ** 2 * cells * 4 / 1e6:,.0f} MB for its batch of {run.pattern_images} images, "
+                 f"{run.images ** 2 * coarse * 4 / 1e9:,.1f} GB for the coarse run's {run.images}). The "
+                 "exercise asks for one matrix product, which sums as it multiplies (cuBLAS's GEMM): rows @ rows.T "
+                 "(xp.matmul, xp.dot or xp.einsum('ic,jc->ij') are the same product)")

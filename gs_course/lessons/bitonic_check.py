@@ -97,6 +97,29 @@ def _indices_compared(code: str) -> str | None:
     return None
 
 
+#: The step's names that are no index of a value, and what each is: values[j] for values[partner] reads the same
+#: element for every thread of a step, and its exchange then writes there from every thread at once.
+_NOT_INDICES = {
+    "j": "j is the distance between a pair's two elements (a power of two, the same for every thread of the step)",
+    "k": "k is the length of the sequences being merged (the same for every thread of the step)",
+    "n": "n is the number of values, one past the last index",
+    "threadIdx.x": "threadIdx.x is the thread's number within its block only (its index among the values is i)",
+    "blockIdx.x": "blockIdx.x is the block's number (the thread's index among the values is i)",
+}
+
+
+def _wrong_index(body: str) -> str | None:
+    """The hint for values indexed by one of the step's other names (values[j] where values[partner] belongs),
+    read from the code (comments and spaces removed): the race or the lost values it causes would otherwise be
+    named instead."""
+    code = _spaceless(re.sub(r"//[^\n]*|/\*.*?\*/", "", body, flags=re.S))
+    found = re.search(r"values\[(j|k|n|threadIdx\.x|blockIdx\.x)\]", code)
+    if found is None:
+        return None
+    return (f"your exchange uses values[{found[1]}], but {_NOT_INDICES[found[1]]}, not the partner's index: the pair is "
+            "values[i] and values[partner] (partner = i ^ j, given)")
+
+
 def _lost_hint(body: str) -> str:
     """Why an exchange run one thread after another lost a value, where the code shows it."""
     code = _spaceless(body)
@@ -220,8 +243,8 @@ def bitonic_step(body: str):
         want = np.sort(values)
         if np.array_equal(got, want) and (reversed_order is None or np.array_equal(reversed_order, want)):
             continue
-        if cast := _integer_casts(body):
-            raise NotYet(cast)
+        if hint := _integer_casts(body) or _wrong_index(body):
+            raise NotYet(hint)
         padded_descending = np.sort(_padded(values))[::-1]
         descending = np.array_equal(got, want[::-1]) or np.array_equal(got, padded_descending[:values.size])
         # Both threads acting sorts the wrong way round (the upper one undoes the exchange); a guard that

@@ -66,6 +66,28 @@ def unpaired(code: str) -> str | None:
     return None
 
 
+#: A function's definition: its return type (qualifiers and extern "C" before it), name, parameters, then its brace.
+_DEFINITION = re.compile(r'(?:extern\s*"C"\s*)?(?:(?:__global__|__device__|static|inline)\s+)*'
+                         r'(?:void|float|double|int|unsigned(?:\s+int)?|bool)\s*\*?\s+(\w+)\s*\([^;{}]*\)\s*\{')
+#: Words that a definition's pattern could take for a name: C's statements with parentheses.
+_KEYWORDS = {"if", "for", "while", "switch", "return", "sizeof"}
+
+
+def whole_function(body: str) -> str | None:
+    """The hint for a body that defines a function, signature and braces (the kernel printed by the notebook
+    pasted with BODY filled in, or a helper of the student's own): a definition inside the kernel the
+    checker puts the body in, which the compilers refuse in words of their own ("a function-definition is
+    not allowed here", "expected a ;"), none of which says to give the body only. Else None."""
+    code = re.sub(r"//[^\n]*|/\*.*?\*/", "", body, flags=re.S)
+    found = next((d for d in _DEFINITION.finditer(code) if d[1] not in _KEYWORDS), None)
+    if found is None and "__global__" not in code:
+        return None
+    name = f"{found[1]}(...) {{ ... }}" if found else "a __global__ function"
+    return (f"your C defines a whole function, {name}: the checker puts your C inside the kernel's braces, where "
+            "no function may be defined. Give only the body, the statements inside the braces (the checker writes the "
+            "signature around them; a helper's lines go in the body itself)")
+
+
 def compile_hint(errors: list[str], where: str = "") -> str:
     """One line for a compiler's error lines: the first error, and what it means where it is common;
     `where`, the student's line (`your_line`), after it."""

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .c_code import UNDECLARED, compile_hint, endless_loop, unpaired, your_line
+from .c_code import UNDECLARED, compile_hint, endless_loop, unpaired, whole_function, your_line
 from .check_core import NotYet
 
 #: Elements of guard zone on each side of every array: a step kernel's row stride of rows for
@@ -361,6 +361,8 @@ def compile_failure(kernel: str, message: str, compile_mistake=None, body: str |
         raise NotOnCpu(f"not checked here: it calls {cuda_own[1]}, one of CUDA's own functions, which this "
                        "CPU's stand-in for CUDA does not define (it runs on an NVIDIA GPU)")
     lines = message.splitlines()
+    if body is not None and (whole := whole_function(body)):  # before the exercise's own: the root of its errors
+        return f"your code does not compile: {whole}"
     named = ((compile_mistake(lines) if compile_mistake else None) or (unpaired(body) if body is not None else None)
              or undeclared_call(kernel, lines))
     where = your_line(lines, body) if body is not None else ""

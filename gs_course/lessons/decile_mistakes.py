@@ -1,7 +1,7 @@
 """Why a deciles answer is wrong, named by recomputing from the same batch what each usual mistake
 gives (`gs_course.lessons.analysis_check.deciles` knows by then that it is wrong): edges of values
 sorted in pieces (along one axis: xp.sort's default is the last, each row apart) or of a piece of
-the batch only, in descending order, interpolated, at another index, of the distinct values; classes
+the batch only, in descending order, the pieces' deciles averaged, interpolated, at another index, of the distinct values; classes
 of a search with its arguments swapped, or one off. Each names the mistake, where a first
 difference ("off at (0,)") or a shape would leave the student to find it.
 """
@@ -84,6 +84,21 @@ def _piece(edges: np.ndarray, images: np.ndarray) -> str | None:
     return None
 
 
+def _pieces_combined(edges: np.ndarray, images: np.ndarray) -> str | None:
+    """The hint where `edges` are the deciles of each image (or of each row), sorted apart, then averaged (or
+    their median taken) into nine: near the batch's deciles, so that a first difference names no mistake, but
+    not them: the deciles of the whole batch are those of all its values sorted together."""
+    for lines, what in ((images.reshape(len(images), -1), "each image"), (images.reshape(-1, images.shape[-1]), "each row")):
+        ordered = np.sort(lines, axis=-1)
+        apart = ordered[:, _at(ordered.shape[-1])].astype(np.float64)
+        for combine, said in ((np.mean, "averaged"), (np.median, "their median taken")):
+            if np.allclose(edges, combine(apart, axis=0), rtol=1e-5, atol=0):
+                return (f"your edges are the deciles of {what} apart, {said} over the {len(lines)}: the deciles of the "
+                        f"batch are of all its values together, which no combination of the pieces' deciles gives. "
+                        f"{_SORT_ALL[0].upper()}{_SORT_ALL[1:]}")
+    return None
+
+
 def edges_mistake(edges: np.ndarray, images: np.ndarray, want: np.ndarray) -> str:
     """The hint for edges of the right shape but not the batch's deciles `want`: the usual mistake
     whose edges they are, else where they first differ."""
@@ -102,6 +117,8 @@ def edges_mistake(edges: np.ndarray, images: np.ndarray, want: np.ndarray) -> st
         return f"you sorted along one axis only, so the values are sorted in pieces: {_SORT_ALL}"
     if piece := _piece(edges, images):
         return piece
+    if combined := _pieces_combined(edges, images):
+        return combined
     if np.array_equal(edges, ordered[np.round(analysis.DECILES * (n - 1)).astype(int)]):
         return "your indices are rounded to the nearest: round down, floor(q (n - 1))"
     if np.array_equal(edges, ordered[np.ceil(analysis.DECILES * (n - 1)).astype(int)]):
