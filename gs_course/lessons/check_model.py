@@ -12,36 +12,39 @@ with cuPyNumeric no array may take a round trip through NumPy (the saving exerci
 on what it returns (a Legate task that writes into its inputs is refused: Legate does not promise it).
 
 The notebooks call them through `gs_course.lessons.checkers`; their common ground (NotYet, compare, how a
-function is called) is `gs_course.lessons.check_core`.
+function is called) is `gs_course.lessons.check_core`. The JAX batch's checker is `gs_course.lessons.jax_batch`
+(imported here); the Laplacian's hints are said in the exercise's words (`laplacian_words`); a time loop's
+number of steps and Legate fences are `run_mistakes`'.
 """
 
 from __future__ import annotations
 
 import ast
 import contextlib
-import inspect
 import itertools
 
 import numpy as np
 
-from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok, their_errors
+from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok
 from .check_earlier import list_from_step_told, still_wrong_earlier
-from .check_slips import GROUPS, half_precision, one_result_twice, run_slips, slipped_step, step_slips
+from .check_slips import half_precision, one_result_twice, run_slips, step_slips
 from .grid_loops import copied_in_a_loop, laplacian_grows, step_grows
-from .jax_mistakes import JAX_IMAGE_STEPS, batch_mistakes, steps_of_first_image
-from .jax_programs import (BODY_ARGUMENTS, JITTED, PAIR_ERRORS, PMAP, check_loops, loop_outside_jit, looped_program,
-                           names_pmap, not_unrolled, over_devices, same_program)
+from .jax_batch import batch  # noqa: F401 (the batch's checker, `checkers` takes it from here)
+from .jax_mistakes import JAX_IMAGE_STEPS, steps_of_first_image
+from .jax_programs import (BODY_ARGUMENTS, check_loops, images_restart, jitted_as_given, looped_program, makes_shape,
+                           not_unrolled, plain_tuple, same_program, traced_program)
 from .laplacian_mistakes import (INTEGER_HINT, RUNNING_SUM_HINT, intermediates as laplacian_intermediates, stencil_hint,
                                  laplacian_mistakes, one_axis_padded, pads_recorded, running_sum_probe, window_of)
+from .laplacian_words import in_its_words
 from .legate_check import (arrays_not_kept_whole, convolutions_run, host_arrays_sent,
                            outputs_never_written, reaches_a_task)
 from .model_mistakes import (SWAPPED, another_start, ignores_its_start, partial_starts, per_array, runs_of_wrong_steps,
                              state_mistakes, states_after, step_intermediates, step_mistakes)
 from .rounding import half_rounded
+from .run_mistakes import fences_at_most, steps_taken
 from .task_trial import bodies_tried_first
 from ..model import (PARITY_ATOL, initial_state, laplacian as reference_laplacian, reference_run, reference_step,
                      window_counts)
-from ..parameters import Parameters
 
 
 def _pair_mistake(got: list, want, mistakes, what: str, atol: float) -> None:
@@ -117,6 +120,7 @@ _STACK_SUMMED = (((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast
                   "They are stacked on axis 0, (9, rows, cols): .sum(axis=0)"),)
 
 
+@in_its_words
 def laplacian(student, device_type: type | None = None, to_device=lambda a: a, uses: str | None = None) -> None:
     """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
     the grid left out. `uses="convolve"`: the exercise is the Laplacian as a convolution, which
@@ -192,10 +196,12 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     u64, v64 = u.astype(np.float64), v.astype(np.float64)
     want = reference_step(u64, v64, PARAMS)
     passed = (to_device(u.copy()), to_device(v.copy()))
-    got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
+    with fences_at_most(student, 0, "your step", 1):
+        got = _pair(_call(student, (*passed, PARAMS), device_type, "your step", cells=u.size), "your step")
     changed = _changed(passed, (u, v))
     jax = _jax(device_type)
     if jax is not None:  # before the values: a Python if on an array's value changes them, and cannot run under jit
+        plain_tuple(got, "your step")
         _jaxpr(jax, lambda a, b: student(a, b, PARAMS), (to_device(u), to_device(v)), "your step")
     mistakes = list(step_mistakes(u64, v64, PARAMS, writes))
     arrays = [_to_numpy(g, f"your {name}_next", device_type) for name, g in zip("uv", got)]
@@ -250,9 +256,12 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
             raise NotYet(f"your time loop is the same program for {steps} and {steps + 1} steps: it ignores its "
                          "argument steps. Loop steps times, lax.fori_loop(0, steps, ...)")
     passed = (to_device(u0.copy()), to_device(v0.copy()))
-    with bodies_tried_first(student):  # a task's error would stop the process without may_throw_exception
+    # bodies first: a task's error would stop the process without may_throw_exception; one fence, after the loop, allowed
+    with bodies_tried_first(student), fences_at_most(student, 1, "your time loop", steps):
         got = _pair(_call(student, (*passed, PARAMS, steps), device_type, "your time loop",
                           BODY_ARGUMENTS if jax else ()), "your time loop")
+    if jax is not None:
+        plain_tuple(got, "your run")
     changed, task = _changed(passed, (u0, v0)), reaches_a_task(student)
     if task and not changed:  # a task's writes into its inputs show in arrays of Legate's own only (not NumPy's memory)
         owned = tuple(to_device(a.copy()).copy() for a in (u0, v0))
@@ -292,11 +301,13 @@ def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -
                                     run_slips(rows, cols, steps, PARAMS, index)),
                     "; a task writes its outputs through np.asarray(u_out)[:] = ..." if task else "",
                     nan_is_unwritten=jax is None)  # JAX's arrays are fresh: NaN is an overflow
-    except NotYet:
+    except NotYet as off:
         earlier = (task and outputs_never_written(student)
                    or still_wrong_earlier(student, _library(device_type), to_device, "your time loop"))
-        if earlier:
-            raise NotYet(earlier) from None
+        taken = earlier or "off the reference" in str(off) and steps_taken(
+            arrays, student, steps, PARAMS, PARITY_ATOL, "lax.fori_loop(0, steps, ...)" if jax else "for _ in range(steps)")
+        if taken:
+            raise NotYet(taken) from None
         raise
     (right,), partial = states_after(start, [steps]), [(states_after(s, [steps])[0], hint)
                                                         for s, hint in partial_starts(start, rows, cols)]
@@ -332,8 +343,8 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     jax = _jax(device_type)
 
     def program(images, steps):  # traced first, on few images and steps: XLA would take minutes to compile a loop
-        return _traced(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
-                       "your images", BODY_ARGUMENTS)
+        return traced_program(jax, lambda u, v: student(u, v, PARAMS, images, steps), (to_device(u0), to_device(v0)),
+                              "your images", BODY_ARGUMENTS)
 
     with list_from_step_told(student, to_device):
         few = looped_program(program, "images", ("images", "lax.scan over the images, one_image returning ((u, v), v)"),
@@ -345,12 +356,15 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
         scans = [e for e in _equations(few.jaxpr) if e.primitive.name == "scan"]
         for emitted, hint in (((cols, rows), "V transposed (cols x rows): emit v as it is"),
                               ((1, rows, cols), "of shape (1, rows, cols), an axis more: emit v itself")):
-            if any(_makes_shape(e, (n, *emitted)) for e in scans for n in (1, 2, 3)):
+            if any(makes_shape(e, (n, *emitted)) for e in scans for n in (1, 2, 3)):
                 raise NotYet(f"each image your scan emits is {hint}, ((u, v), v): lax.scan stacks them")
-        if not any(any(_makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))
-                   for e in scans):  # 2 images stacked, or one less or more (the values say what)
+        stacking = [e for e in scans if any(makes_shape(e, (n, rows, cols)) for n in (1, 2, 3))]
+        if not stacking:  # 2 images stacked, or one less or more (the values say what)
             raise NotYet("your images are not made by one lax.scan over the images: scan one_image, which returns "
                          "((u, v), v), then return the stacked images")
+        restarts = images_restart(stacking, (rows, cols))
+        if restarts:
+            raise NotYet(restarts)
     start = another_start(rows, cols)
     got, others = (_images_array(_call(student, (to_device(u.copy()), to_device(v.copy()), *args), device_type,
                                        "your images", BODY_ARGUMENTS if jax else ()), "your images", device_type)
@@ -372,24 +386,8 @@ def images(student, device_type: type | None = None, to_device=lambda a: a) -> N
     for i, (_, v) in enumerate(states_after(start, counts)):
         compare(others[i], v.astype(np.float32), f"image {i} from a start other than the initial state", PARITY_ATOL,
                 [(images[i], hint) for images, hint in partial], nan_is_unwritten=not jax)
+    jitted_as_given(few, "your images")  # its values right: the given jit is the mistake left
     ok(f"images: {nbimage} images, each after (i + 1) x {nbextrastep} steps" + (", one scan" if jax else ""))
-
-
-def _traced(jax, function, args, what: str, hints=()):
-    """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
-    array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
-    with their_errors(what, hints, "jax"):
-        try:
-            return jax.make_jaxpr(function)(*args)
-        except jax.errors.TracerArrayConversionError:
-            return None
-
-
-def _makes_shape(eqn, shape: tuple) -> bool:
-    """Whether an equation outputs an array of that shape. Read from the outputs' types, not from
-    the equation's params, whose names change between JAX versions (scan's num_carry, present in
-    0.10, is gone in 0.11): a scan whose outputs include the images stacked is the scan over them."""
-    return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
 
 
 _V_ONLY = ("your images have shape {shape}: each image holds U and V stacked. Store V only, one_image returning "
@@ -421,160 +419,3 @@ def _compare_images(got: np.ndarray, rows: int, cols: int, nbimage: int, nbextra
         mistakes += per_array(state_mistakes(rows, cols, steps), 1)
         compare(got[i], v.astype(np.float32), f"image {i}", PARITY_ATOL, mistakes,
                 nan_is_unwritten=nan_is_unwritten)
-
-
-#: in_axes=(0, None) maps the feeds but hands every pair all the kills: an array where a number was meant; a
-#: loop's body called with other arguments than it takes; the pairs' mistakes with Parameters (PAIR_ERRORS).
-_BATCH_ERRORS = (
-    ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting",
-     "{what} combines arrays of shapes {shapes}: one of F and k is a whole array where one number was meant. "
-     "jax.vmap maps every argument along axis 0 unless in_axes says otherwise: in_axes=0 (or left out) for both"),
-    (ValueError, r"vmap was requested to map its argument along axis (-?\d+), which implies that its rank",
-     "{what} maps feeds or kills along axis {0} (in_axes), an axis they do not have: both are 1-D, one value per pair, "
-     "so axis 0, the pairs', is their only one. Map both along axis 0: in_axes=(0, 0), or leave in_axes out"),
-    *BODY_ARGUMENTS, *PAIR_ERRORS,
-)
-
-
-def batch(student, device_type: type | None = None) -> None:
-    """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
-    (feed, kill) pair: shape (pairs, rows, cols). With JAX, the pairs must be one vmap, not a
-    Python loop: the program must not grow with the number of pairs."""
-    with _notebook_params_at(student, dt=0.7) as base:
-        _batch(student, device_type, base)
-
-
-@contextlib.contextmanager
-def _notebook_params_at(student, **changed):
-    """The notebook's `params` (which the batch exercise's functions read from outside) with
-    `changed` while the checker runs: at the school's dt = 1 a step that leaves dt out is right
-    by luck. Yields the parameters the reference must use."""
-    notebook = getattr(inspect.unwrap(student), "__globals__", {})  # a batch jitted whole: its Python function's
-    theirs = notebook.get("params")
-    if not isinstance(theirs, Parameters):
-        yield Parameters()
-        return
-    notebook["params"] = theirs.replace(**changed)
-    try:
-        yield notebook["params"]
-    finally:
-        notebook["params"] = theirs
-
-
-def _combinations(shape: tuple, pairs: int, rows: int, cols: int) -> bool:
-    """Whether a batch of that shape holds every (F, k) combination of the pairs' values (N x N runs)."""
-    return tuple(shape) in ((pairs, pairs, rows, cols), (pairs * pairs, rows, cols))
-
-
-_SAME_PAIRS = ("your batch ignores each pair's feed and kill: every pair's run is the same (the notebook's params.feed "
-               "and params.kill in one_pair?). Inside one_pair use the feed and kill jax.vmap hands it, the pair's own")
-
-_COMBINATIONS = ("your batch runs every (F, k) combination, N x N runs for N pairs, not the N pairs (feeds[i], "
-                 "kills[i]), one run each: map both arrays together, one jax.vmap(one_pair) with in_axes=0 for both")
-
-
-def _run_without_dt(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarray:
-    """V after `steps` steps of a step that multiplies no term by dt."""
-    u, v = initial_state(rows, cols, np.float64)
-    for _ in range(steps):
-        u, v = slipped_step(u, v, p, without_dt=tuple(GROUPS))
-    return v
-
-
-def _run_from_swapped(rows: int, cols: int, steps: int, p: Parameters) -> np.ndarray:
-    """V after `steps` steps started from (V, U) of the school's initial state, the two swapped."""
-    u0, v0 = initial_state(rows, cols, np.float64)
-    u, v = v0, u0
-    for _ in range(steps):
-        u, v = reference_step(u, v, p)
-    return v
-
-
-def _jit_alone_fails(jax, student, feeds, kills, rows: int, cols: int) -> bool:
-    """Whether `student` is jitted and fails as such where its Python function traces: the jit is the mistake."""
-    plain = inspect.unwrap(student)
-    if plain is student:
-        return False
-    try:
-        _traced(jax, lambda: plain(feeds[:2], kills[:2], rows, cols, 2), (), "your batch")
-    except NotYet:
-        return False
-    return True
-
-
-def _batch(student, device_type, base: Parameters) -> None:
-    feeds = np.array([0.022, 0.03, 0.046], np.float32)
-    kills = np.array([0.051, 0.06, 0.063], np.float32)
-    rows, cols, steps = 33, 41, 60
-    jax = _jax(device_type)
-    if jax is not None and names_pmap(student):
-        raise NotYet(PMAP)
-
-    def program(pairs, steps):  # traced first, on few pairs and steps: XLA would take minutes to compile a loop
-        return _traced(jax, lambda: student(feeds[:pairs], kills[:pairs], rows, cols, steps), (), "your batch",
-                       _BATCH_ERRORS)
-
-    try:
-        few = looped_program(program, "batch", ("pairs", "one pair's run, jax.vmap(one_pair)"),
-                              ("steps", "lax.fori_loop for one pair's steps"), ("steps", " for each pair", "")) \
-            if jax is not None else None
-    except NotYet:
-        if jax is not None and _jit_alone_fails(jax, student, feeds, kills, rows, cols):
-            raise NotYet("your batch is jitted whole: jax.jit traces every argument, rows, cols and steps too, which "
-                         "the grids' shapes and the loop's length need as numbers. Jit the vmapped one_pair only, "
-                         "jax.jit(jax.vmap(one_pair)), or mark them static (static_argnums=(2, 3, 4))") from None
-        raise
-    if few is not None:
-        if any(_combinations(out.shape, 2, rows, cols) for out in few.out_avals):
-            raise NotYet(_COMBINATIONS)
-        if not any(e.primitive.name in ("mul", "add", "sub") and _makes_shape(e, (2, rows, cols))
-                   for e in _equations(few.jaxpr)):
-            if any(_combinations(out.aval.shape, 2, rows, cols) for e in _equations(few.jaxpr) for out in e.outvars
-                   if hasattr(out, "aval")):  # every combination computed, then some of them kept
-                raise NotYet(_COMBINATIONS)
-            if any(_makes_shape(e, (2, cols, rows)) for e in _equations(few.jaxpr)):
-                raise NotYet(f"your grids are {cols} x {rows}, rows and cols swapped: each pair's grid is rows x cols, "
-                             "model.initial_state(rows, cols)")
-            grids = {tuple(out.aval.shape[1:]) for e in _equations(few.jaxpr) if e.primitive.name in ("mul", "add", "sub")
-                     for out in e.outvars if len(getattr(getattr(out, "aval", None), "shape", ())) == 3
-                     and out.aval.shape[0] == 2}
-            if grids and (rows, cols) not in grids:  # the pairs mapped over grids of another size: the notebook's u, v
-                raise NotYet(f"your runs start from grids of {' x '.join(map(str, max(grids)))}, not rows x cols = "
-                             f"{rows} x {cols}: start each pair from u0, v0 = model.initial_state(rows, cols), not "
-                             "the notebook's u, v")
-            alike = _to_numpy(_call(student, (feeds[:2], kills[:2], rows, cols, 2), device_type, "your batch",
-                                    _BATCH_ERRORS), "your batch", device_type)
-            if alike.shape == (2, rows, cols) and np.array_equal(alike[0], alike[1]):  # nothing of a pair's own
-                raise NotYet(_SAME_PAIRS)
-            raise NotYet(over_devices(few) or
-                         "your batch runs one pair after another (lax.map, or a loop on the device), its steps on one "
-                         "grid at a time: jax.vmap(one_pair) runs every pair at once, each operation on the whole batch")
-    got = _to_numpy(_call(student, (feeds, kills, rows, cols, steps), device_type, "your batch", _BATCH_ERRORS),
-                    "your batch", device_type)
-    if _combinations(got.shape, len(feeds), rows, cols):
-        raise NotYet(_COMBINATIONS)
-    if got.shape != (len(feeds), rows, cols):
-        raise NotYet(f"your batch has shape {got.shape}, expected (pairs, rows, cols) = {(len(feeds), rows, cols)}")
-    for i, (f, k) in enumerate(zip(feeds, kills)):
-        if not got[i].any():  # JAX's arrays are always written: V was 0 from the start
-            raise NotYet(f"pattern {i} holds V = 0 everywhere: the run starts without V (u = 1, v = 0, or zeros), where "
-                         "nothing ever reacts. Start each pair from the initial state, u0, v0 = "
-                         "model.initial_state(rows, cols)")
-        p = base.replace(feed=float(f), kill=float(k))
-        u, v = reference_run(rows, cols, steps, p)
-        _, swapped = reference_run(rows, cols, steps, base.replace(feed=float(k), kill=float(f)))
-        compare(got[i], v.astype(np.float32), f"pattern {i} (F = {f:.3f}, k = {k:.3f})", PARITY_ATOL,
-                itertools.chain([(swapped, "F and k are swapped"), (u, "it is U: return V, the second array of the pair"),
-                                 (_run_without_dt(rows, cols, steps, p), "no term is multiplied by dt: the step is "
-                                  "u + dt * du, v + dt * dv (the checker runs at dt = 0.7)"),
-                                 (reference_run(rows, cols, steps, base.replace(feed=0.0, kill=0.0))[1],
-                                  "F and k are 0 in your run: an integer dtype (int32?) truncates them, keep feeds and "
-                                  "kills float"),
-                                 (_run_from_swapped(rows, cols, steps, p), "your run starts from (v0, u0), U and V "
-                                  "swapped: the carry is (u, v), from (u0, v0)")],
-                                run_slips(rows, cols, steps, p, 1), batch_mistakes(rows, cols, steps, base, feeds, kills, i),
-                                runs_of_wrong_steps(rows, cols, steps, p, 1)),
-                nan_is_unwritten=False)  # vmap's arrays are fresh: NaN is an overflow
-    if few is not None and loop_outside_jit(few.jaxpr):  # its values right: the jit asked for is the mistake left
-        raise NotYet(JITTED["your batch"])
-    ok(f"batch: {len(feeds)} (F, k) pairs in one call, each right" + (", one vmap" if jax else ""))

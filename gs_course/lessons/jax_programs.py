@@ -5,14 +5,17 @@ operations, must be told from the program itself. Also an argument the program i
 same program whatever the argument) and a permutation of `lax.ppermute` that names a device twice
 (XLA refuses it only when it compiles, with its own traceback). The images' and batch's programs are
 traced on a few images or pairs and steps, and once more with one more of each: a Python loop
-grows the program (tracing unrolls it).
+grows the program (tracing unrolls it). Also read there: a scan of the images whose images do not
+depend on the state it carries (each image run again from the start), a loop outside the jit the
+exercise gives; and, from what a step or run returns, a list where the next exercise's loop carries
+the tuple (u, v).
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-from .check_core import NotYet, _equations
+from .check_core import NotYet, _equations, their_errors
 from .legate_check import nested_codes
 
 #: How the hint for a loop whose body returns a list where its start is a tuple begins (`check_earlier` tells
@@ -49,6 +52,25 @@ BODY_ARGUMENTS = (
 )
 
 
+#: Where a JAX step's or run's result is taken back as a loop's carry (`plain_tuple`).
+CARRIED_BY = {
+    "your step": "exercise 2's lax.fori_loop(0, steps, lambda _, uv: step(*uv, p), (u, v)) takes it back as its carry",
+    "your run": "a loop that calls run (one_image's lax.scan in exercise 3) takes it back as its carry",
+}
+
+
+def plain_tuple(got, what: str) -> None:
+    """A JAX step or time loop must return the plain tuple (u, v), however built (a, b; tuple(...)):
+    the notebook's next loops take its result back as their carry, whose structure must stay the
+    tuple it starts as (JAX compares pytree types: a list, or a namedtuple, is another structure).
+    Its values alone would be right, and the next exercise fail on it."""
+    if type(got) is tuple:
+        return
+    kind = "a list [u_next, v_next]" if isinstance(got, list) else f"a {type(got).__name__}, not a plain tuple"
+    raise NotYet(f"{what} returns {kind}: return the tuple (u_next, v_next), return a, b: {CARRIED_BY[what]}, and "
+                 "lax.fori_loop's carry must keep one structure, the tuple (u, v) it starts as")
+
+
 #: What a Python loop over the steps, images or pairs is, and what to use instead.
 PYTHON_LOOP = "a Python loop, which jit unrolls (XLA would take minutes to compile it at the course's size). Use {instead}"
 
@@ -72,6 +94,23 @@ PAIR_ERRORS = (
 )
 
 
+def traced_program(jax, function, args, what: str, hints=()):
+    """The jaxpr of `function`, traced before anything compiles; None where NumPy meets a traced
+    array (the call that follows tells where: a result sent back to the host, or NumPy under jit)."""
+    with their_errors(what, hints, "jax"):
+        try:
+            return jax.make_jaxpr(function)(*args)
+        except jax.errors.TracerArrayConversionError:
+            return None
+
+
+def makes_shape(eqn, shape: tuple) -> bool:
+    """Whether an equation outputs an array of that shape. Read from the outputs' types, not from
+    the equation's params, whose names change between JAX versions (scan's num_carry, present in
+    0.10, is gone in 0.11): a scan whose outputs include the images stacked is the scan over them."""
+    return any(getattr(getattr(var, "aval", None), "shape", None) == shape for var in eqn.outvars)
+
+
 def _slice(jaxpr, outvars) -> tuple[list, set]:
     """The equations of `jaxpr` that `outvars` are computed from, in order, and the inputs they read
     (literals, which have a `val`, are no inputs: a constant condition, lambda c: True, reads none)."""
@@ -81,6 +120,29 @@ def _slice(jaxpr, outvars) -> tuple[list, set]:
             kept.append(eqn)
             wanted.update(v for v in eqn.invars if not hasattr(v, "val"))
     return kept[::-1], wanted.intersection(jaxpr.invars)
+
+
+RESTARTS = ("your images do not continue from the scan's carry: each image starts again from the initial state "
+            "(u, v) and runs (i + 1) x nbextrastep steps, (nbimage + 1) / 2 times the steps of one run (about 500 x "
+            "for 1000 images). Carry the state from image to image: one_image(uv, _) runs nbextrastep steps from its "
+            "carry, lax.fori_loop(0, nbextrastep, ..., uv), and returns ((u, v), v)")
+
+
+def images_restart(scans, grid: tuple) -> str | None:
+    """`RESTARTS` where a scan that stacks the images (`scans`, equations) makes each from something
+    other than the grids it carries (the initial state closed over, a count of steps carried instead,
+    lax.map's scan without a carry): the values are right, the work grows as nbimage squared. Read from
+    the scan's num_consts and num_carry: where JAX names them otherwise (0.11 drops num_carry), not told."""
+    for eqn in scans:
+        body, consts, carried = (eqn.params.get(key) for key in ("jaxpr", "num_consts", "num_carry"))
+        if body is None or consts is None or carried is None:
+            continue
+        body = getattr(body, "jaxpr", body)
+        carry = [var for var in body.invars[consts : consts + carried] if getattr(var.aval, "shape", None) == grid]
+        images = [var for var in body.outvars[carried:] if getattr(getattr(var, "aval", None), "shape", None) == grid]
+        if images and not set(carry) & _slice(body, images)[1]:
+            return RESTARTS
+    return None
 
 
 def _loop_parts(eqn):
@@ -201,8 +263,8 @@ def check_loops(program, what: str) -> None:
     hint = endless_loop(program) or endless_count(program) or unrolled_loop(program, what)
     if hint:
         raise NotYet(hint)
-    if what in JITTED and what != "your batch" and loop_outside_jit(program.jaxpr):  # the batch's: values first
-        raise NotYet(JITTED[what])
+    if what not in JITTED_AFTER_VALUES:
+        jitted_as_given(program, what)
 
 
 #: Where the exercise's function is jitted (given as a decorator, or asked for in so many words), what its
@@ -210,10 +272,25 @@ def check_loops(program, what: str) -> None:
 JITTED = {
     "your time loop": "your run is not jitted: the given line @partial(jax.jit, static_argnums=(2, 3)) "
                       "above def run is gone. Put it back, so that run is one compiled program (p and steps static)",
+    "your images": "your images are not jitted: the given line @partial(jax.jit, static_argnums=(2, 3, 4)) above def "
+                   "images is gone. Put it back, so that images is one compiled program (p, nbimage and nbextrastep "
+                   "static)",
     "your batch": "your batch is not jitted: the exercise returns jax.jit(jax.vmap(one_pair))(feeds, kills), the vmapped "
                   "function jitted, one compiled program for every pair. Without jax.jit, JAX runs it operation by "
                   "operation from Python",
 }
+
+#: Where the jit is looked at once the values are right (the mistake left): the images and batch, whose
+#: tests and students meet their values' hints first; the time loop's is refused before it runs.
+JITTED_AFTER_VALUES = ("your images", "your batch")
+
+
+def jitted_as_given(program, what: str) -> None:
+    """`JITTED[what]` where a loop of the traced `program` runs outside any jit (the given decorator
+    deleted, or the jax.jit asked for left out)."""
+    if what in JITTED and program is not None and loop_outside_jit(program.jaxpr):
+        raise NotYet(JITTED[what])
+
 
 #: The primitives that hold a jitted function's program (its name in JAX 0.7 and after, then before).
 _JIT_PRIMITIVES = ("jit", "pjit")
