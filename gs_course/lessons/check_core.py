@@ -17,6 +17,7 @@ import threading
 
 import numpy as np
 
+from .counts_watch import counts_made_again
 from .hints import NotYet, ok, takes
 from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
@@ -532,12 +533,23 @@ def _call(student, args, device_type, what: str, hints=(), cells: int | None = N
     """student(*args): its signature first (`takes`), host round trips watched, `empty` outputs NaN,
     common errors told as hints, and, given the grid's `cells`, a Python loop over them refused (and the
     lines run counted in `lines`, a Counter, where given)."""
-    if what in _CALLS:
-        takes(student, args, _CALLS[what])
+    if what in _CALLS:  # under the student's own name, where it has one (laplacian_convolve, run_task): the checker calls that
+        named, call = getattr(student, "__name__", ""), _CALLS[what]
+        takes(student, args, named + call[call.index("("):] if named.isidentifier() else call)
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:
             raise NotYet(hint)
-    with _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), \
+    # a Laplacian's input kept, to tell that it changed it before its values are read (a stencil's hint would not be it)
+    kept = _to_numpy(args[0], "", None).copy() if what == "your Laplacian" and _jax(device_type) is None else None
+    counts = counts_made_again(student, what) if what == "your Laplacian" and _library(device_type) in (None, "cupy") \
+        else contextlib.nullcontext()  # CuPy's counts made once a grid shape (cuPyNumeric's copies watched by its checker)
+    with counts, _no_host_round_trip(device_type, what), _unwritten_as_nan(device_type), \
             their_errors(what, hints, _library(device_type)), _no_loop_over_cells(student, cells, what, lines):
-        return student(*args)
+        result = student(*args)
+    if kept is not None and _changed(args[:1], (kept,)):
+        raise NotYet(LAPLACIAN_CHANGED)
+    return result
+
+
+LAPLACIAN_CHANGED = "your Laplacian changed its input: a Laplacian only reads its array (a -= ... writes into the caller's a)"

@@ -18,6 +18,7 @@ import numpy as np
 
 from .check_core import PARAMS, NotYet, _grid, _in_their_code, first_in_a_loop, ok, their_errors
 from .check_model import _compare_images
+from .hints import takes
 from .. import output
 from ..backends import create
 from ..model import PARITY_ATOL, initial_state, reference_step
@@ -330,6 +331,9 @@ def saved_images(student, backend: str, overlapped: bool = False, time_limit_s: 
         raise ValueError("saved_images runs the student's function off the main thread, where Legate's calls fail")
     rows, cols = _grid(np.random.default_rng())
     nbimage, nbextrastep = 4, 7
+    # its signature before the writer thread runs it: the notebook's two functions, the in-line one without overlap
+    takes(student, (None, None, nbimage, nbextrastep),
+          f"save_images{'' if overlapped else '_in_line'}(simulation, path, nbimage, nbextrastep)")
     simulation = create(backend, PARAMS, rows, cols)
     with tempfile.TemporaryDirectory() as folder, _thread_errors_kept() as kept:
         path = Path(folder) / "images.h5"

@@ -22,7 +22,8 @@ from .kernel_runs import (_gpu_cupy, _gpu_errors_as_hints, _refuse_the_placehold
                           trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
 from .kernel_barriers import barrier_mistake
-from .kernel_indices import unseen_read_outside
+from .kernel_indices import computed_nan, read_outside_everywhere, unseen_read_outside
+from .kernel_shared import unsynchronised_tile
 from .check_model import step
 from ..model import initial_state, reference_step
 from ..backends import probe
@@ -324,10 +325,14 @@ def _cpu_step(kernel: str, call: str, student: tuple[str, str], laplacian=None):
             arrays.update(lu=np.asarray(_called(laplacian, (u,), "laplacian(a)"), np.float32),
                           lv=np.asarray(_called(laplacian, (v,), "laplacian(a)"), np.float32))
         probed = ("u", "v") if student[1] == "raw" else ()  # NaN around one input: a read there that changed nothing shows
-        runs = [({}, {})] + [({}, {"fills": {name: np.nan}}) for name in probed]
-        got, *others = cuda_on_cpu.run_checked(kernel, arrays, main, runs, timeout=5,  # a step takes milliseconds
-                                               compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))
+        refilled = {"u_next": np.zeros_like(u), "v_next": np.zeros_like(v)}  # a NaN written shows there too
+        runs = [({}, {}), (refilled, {})] + [({}, {"fills": {name: np.nan}}) for name in probed]
+        got, again, *others = cuda_on_cpu.run_checked(kernel, arrays, main, runs, timeout=5,  # a step takes milliseconds
+                                                      compile_mistake=lambda errors: kernel_mistakes.compile_mistake(*student, errors))
         outputs = got["u_next"], got["v_next"]
+        if hint := computed_nan(student[0], outputs, (again["u_next"], again["v_next"]), " (run on the CPU)") or \
+                read_outside_everywhere(student[0], u.shape):
+            raise NotYet(hint)
         _named_mistake(*student, p, u, v, *outputs)
         _read_outside(outputs, " (run on the CPU)")
         if hint := unseen_read_outside(student[0], outputs, {n: (o["u_next"], o["v_next"]) for n, o in zip(probed, others)},
@@ -402,7 +407,9 @@ def step_kernel(body: str):
     if hint := kernel_mistakes.uninitialised(body):
         raise NotYet(hint)
     if barrier := barrier_mistake(STEP_KERNEL, body, "outside the grid (if (row >= rows || col >= cols) return;)",
-                                  "This kernel needs no barrier: each thread reads u and v and writes its own cell"):
+                                  "This kernel needs no barrier: each thread reads u and v and writes its own cell") or \
+            unsynchronised_tile(body, "The template returns the threads outside the grid before your code, so no barrier "
+                                      "can wait for them all: read u and v themselves, u[r * cols + c] (no shared memory)"):
         raise NotYet(barrier)
     if _on_the_cpu():
         _checked_on_the_cpu("your RawKernel", _cpu_step(STEP_KERNEL.replace("BODY", body), "launch(dim3((cols + 15) / 16, "
@@ -435,6 +442,13 @@ def step_kernel(body: str):
             if _outside_touched(cupy, guards + [(buffer, inside, np.nan) for _, buffer, inside in outputs]):
                 raise NotYet("your kernel wrote outside its arrays: write only u_next[cell] and v_next[cell]")
             got = [a.get() for a in (u_next, v_next)]
+            if any(np.isnan(g).any() for g in got):  # written NaN, or left unwritten: the outputs started as 0 tell
+                again = [cupy.zeros(u.shape, np.float32) for _ in range(2)]
+                launch(u, v, *again, p)
+                if hint := computed_nan(body, got, [a.get() for a in again]):
+                    raise NotYet(hint)
+            if hint := read_outside_everywhere(body, u.shape):
+                raise NotYet(hint)
             _named_mistake(body, "raw", p, u.get(), v.get(), *got)
             _read_outside(got)
             if hint := unseen_read_outside(body, got, _probed(cupy, launch, guards, u, v, p)):

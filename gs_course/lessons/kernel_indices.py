@@ -49,10 +49,54 @@ def step_names(code: str, rows: int, cols: int, at=None) -> dict:
     cell `at` = (row, col), with the int locals the code computes from them."""
     row, col = np.indices((rows, cols)) if at is None else at
     names = {"row": row, "col": col, "cell": row * cols + col, "rows": rows, "cols": cols}
-    for name, value in re.findall(r"\b(?:const\s+)?(?:unsigned\s+)?(?:int|long|size_t)\s+(\w+)\s*=\s*([^;,{}]+);", code):
+    for name, value in _int_locals(code):
         if name not in names and (found := evaluate(value, names)) is not None:
             names[name] = found
     return names
+
+
+def _int_locals(code: str) -> list[tuple[str, str]]:
+    """(name, its expression as written) of each int local the code declares with a value."""
+    return re.findall(r"\b(?:const\s+)?(?:unsigned\s+)?(?:int|long|size_t)\s+(\w+)\s*=\s*([^;,{}]+);", code)
+
+
+def _expanded(index: str, code: str) -> str:
+    """`index` with the int locals it uses replaced by their expressions (as written), those of
+    theirs too: what the index is made of (threadIdx, blockIdx, row...)."""
+    values = {name: f"({value.strip()})" for name, value in _int_locals(code)}
+    for _ in range(5):
+        index = re.sub(r"\b\w+\b", lambda word: values.get(word[0], word[0]), index)
+    return index
+
+
+def block_left_out(body: str) -> str | None:
+    """The hint where an index of u, v, u_next or v_next is made of threadIdx without blockIdx (and
+    without row, col or cell, which hold it): the thread's place in its block only, so every block's
+    threads read or write the first block's cells, and the other cells are never written."""
+    code = without_comments(body)
+    for array, index in re.findall(r"\b(u_next|v_next|u|v)\s*\[([^\[\]]*)\]", code):
+        made_of = _expanded(index, code)
+        if "threadIdx" in made_of and not re.search(r"\bblockIdx\b|\b(?:row|col|cell)\b", made_of):
+            written = array.endswith("_next")
+            return (f"your kernel {'writes' if written else 'reads'} {array}[{_spelt(index)}], an index made of threadIdx "
+                    "alone: the thread's place in its block, the same in every block, so every block "
+                    f"{'writes' if written else 'reads'} the first block's cells"
+                    f"{' and the other cells are never written' if written else ''}. The cell's index adds the block's "
+                    f"offset (blockIdx * blockDim): {array}[cell] ({_CELL})")
+    return None
+
+
+def reads_own_cell(body: str, rows: int, cols: int) -> str | None:
+    """The read of u or v at the cell itself (u[row * cols + col], u[cell]) that a += of the code adds,
+    an index that does not change with the window's loop: None where there is none."""
+    code = without_comments(body)
+    names = step_names(code, rows, cols)
+    for added in re.findall(r"\b\w+\s*\+=([^;]*);", code):
+        for array, index in re.findall(r"\b(u|v)\s*\[([^\[\]]*)\]", added):
+            k = evaluate(index, names)
+            if k is not None and np.array_equal(np.broadcast_to(k, names["cell"].shape), names["cell"]):
+                return f"{array}[{_spelt(index)}]"
+    return None
 
 
 # --- A loop that reads one cell at every iteration ------------------------------------------------------
@@ -167,19 +211,62 @@ def unseen_read_outside(body: str, plain, probed: dict, where: str = "") -> str 
             differs |= ~((a == b) | (np.isnan(a) & np.isnan(b)))
         if not differs.any():
             continue
-        rows, cols = differs.shape
         at = tuple(int(i) for i in np.argwhere(differs)[0])
-        names = step_names(code, rows, cols, at)
-        for index in re.findall(rf"\b{array}\s*\[([^\[\]]*)\]", code):
-            k = evaluate(index, names)
-            if isinstance(k, (int, np.integer)) and not 0 <= k < rows * cols:
-                side = "past its end" if k >= rows * cols else "before its start"
-                read = f"{array}[{_spelt(index)}] outside {array} at cell {at}{where}, {side} (index {int(k)})"
-                break
-        else:
+        read = _read_outside_at(code, (array,), differs.shape, at, where)
+        if read is None:
             count = int(differs.sum())
             read = f"{array} outside the array at {count} cell{'s' * (count > 1)}, the first {at}{where}"
         return (f"your kernel reads {read}: its value changes nothing (multiplied by 0?), but multiplying by 0 does not "
                 "make an out-of-bounds read safe: on a GPU it may fault, or read a NaN (0 * NaN is NaN). Guard the read "
                 "itself with a condition, so that no index leaves its array")
+    return None
+
+
+def _read_outside_at(code: str, arrays, shape, at: tuple, where: str = "") -> str | None:
+    """"u[index] outside u at cell `at`, past its end (index k)": the first read of one of `arrays`
+    whose index, evaluated at the cell `at` of a grid of `shape`, is outside the array; else None."""
+    rows, cols = shape
+    names = step_names(code, rows, cols, at)
+    for array in arrays:
+        for index in re.findall(rf"\b{array}\s*\[([^\[\]]*)\]", code):
+            k = evaluate(index, names)
+            if isinstance(k, (int, np.integer)) and not 0 <= k < rows * cols:
+                side = "past its end" if k >= rows * cols else "before its start"
+                return f"{array}[{_spelt(index)}] outside {array} at cell {at}{where}, {side} (index {int(k)})"
+    return None
+
+
+def computed_nan(body: str, got, refilled, where: str = "") -> str | None:
+    """The hint where the step's outputs hold NaN at cells that also hold NaN when the outputs start
+    as 0 (`refilled`, the same step run so): the kernel wrote a NaN there, no cell left unwritten (the
+    checker's NaN marks those). Most often a read outside the arrays, whose memory holds anything;
+    named by its index where the C's arithmetic gives one outside the array at that cell."""
+    written = np.zeros(np.shape(got[0]), bool)
+    for a, b in zip(got, refilled):
+        written |= np.isnan(a) & np.isnan(b)
+    if not written.any():
+        return None
+    at, count = tuple(int(i) for i in np.argwhere(written)[0]), int(written.sum())
+    nan = f"your kernel computes NaN at {count} cell{'s' * (count > 1)} (it writes them: not cells left unwritten)"
+    read = _read_outside_at(without_comments(body), ("u", "v"), written.shape, at, where)
+    if read:
+        return (f"{nan}: it reads {read}. What lies outside an array is anything (a NaN here; on a GPU the read may "
+                "fault), and multiplying it by 0 leaves a NaN a NaN. Keep every index inside its array")
+    return (f"{nan}, the first at {at}{where}: most often a read outside the arrays, whose memory holds anything (a NaN "
+            "here), or a 0 / 0. Keep every index inside its array, the window inside the grid")
+
+
+def read_outside_everywhere(body: str, shape) -> str | None:
+    """The hint where a read of u or v has an index outside its array at every cell of a grid of
+    `shape` (u[cell + rows * cols * 64]): no condition can make that read right, whatever values the
+    memory there gave this run (a far read reaches past the checker's guard zones, unwatched)."""
+    code = without_comments(body)
+    names = step_names(code, *shape)
+    for array, index in re.findall(r"\b(u|v)\s*\[([^\[\]]*)\]", code):
+        k = evaluate(index, names)
+        if k is not None and np.all((np.asarray(k) < 0) | (np.asarray(k) >= shape[0] * shape[1])):
+            side = "past its end" if np.all(np.asarray(k) >= 0) else "before its start"
+            return (f"your kernel reads {array}[{_spelt(index)}] outside {array} at every cell, {side}: what lies there "
+                    "is anything (this run's values hid it; another gives a NaN, or a fault on a GPU). Keep every index "
+                    "inside its array")
     return None

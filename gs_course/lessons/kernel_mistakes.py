@@ -18,7 +18,8 @@ import re
 import numpy as np
 
 from .c_code import unpaired
-from .kernel_indices import border_unwritten, without_comments, written_elsewhere as written_at_another_index
+from .kernel_indices import (block_left_out, border_unwritten, reads_own_cell, without_comments,
+                             written_elsewhere as written_at_another_index)
 from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
 
 #: The names a kernel is given, which a local must not take: (kind, name) -> what it is.
@@ -369,12 +370,18 @@ _TRUNCATED = ("the window's sums are truncated to whole numbers at each +=: an a
               "declare them float (float lu = 0.0f)")
 
 
-def _truncated_or_centre(code: str) -> str:
-    """The hint for window sums that come out 0: the C adds a value read at the cell itself
-    (lu += u[cell] - uc), or else an integer accumulator truncated them."""
-    if re.search(r"\+=\s*\(?\s*\w+\s*\[\s*cell\s*\]", code):
-        return ("lu and lv add up to 0: each += reads the cell itself (u[cell]), so it adds uc - uc. Read the "
-                "window's cell, u[r * cols + c]")
+def _truncated_or_centre(code: str, shape) -> str:
+    """The hint for window sums that come out 0: the C adds a value read at the cell itself, however its
+    index is spelt (lu += u[cell] - uc, u[row * cols + col]), an integer accumulator truncated them, or
+    else (float accumulators) each += adds a difference that is 0."""
+    if own := reads_own_cell(code, *shape):
+        return (f"lu and lv add up to 0: each += reads the cell itself ({own}), whatever the window's r and c, so it "
+                "adds uc - uc. Read the window's cell, u[r * cols + c], an index made of the loop's r and c")
+    accumulators = set(re.findall(r"\b(\w+)\s*\+=", code))
+    if any(re.search(rf"\b(?:float|double)\b[^;]*\b{name}\b", code) for name in accumulators) and not any(
+            re.search(rf"\b(?:int|long|short|char)\b[^;]*\b{name}\b", code) for name in accumulators):
+        return ("lu and lv add up to 0 at every cell: each += adds 0, the neighbour read being the centre's value. "
+                f"Add each window cell's own value minus the centre's, {_ONE_CELL}, with r and c the loop's")
     return _TRUNCATED
 
 
@@ -499,6 +506,18 @@ def _update_slips(u, v, p):
         yield ([a - p.dt * sum(rate.values()) if k in which else right[k] for k, (a, rate) in enumerate(zip((u, v), terms))],
                " and ".join(f"{n}_next = {n} - dt * (...)" for n in names) + " subtracts the update: its sign is +, "
                + " and ".join(f"{n}_next = {n} + dt * (...)" for n in names))
+    # an operator slipped in the feed's terms (1 / u for 1 - u, a parenthesis left out): its values, named
+    with np.errstate(divide="ignore"):
+        fed, decay = p.feed * (1 - u), (p.feed + p.kill) * v
+        slips = ((0, p.feed * (1 / u), "feed * (1 / u)"), (0, p.feed * (1 + u), "feed * (1 + u)"),
+                 (0, p.feed * (u - 1), "feed * (u - 1)"), (0, p.feed - u, "feed * 1 - u"),
+                 (1, (p.feed - p.kill) * v, "(feed - kill) * v"), (1, p.feed * p.kill * v, "feed * kill * v"),
+                 (1, p.feed + p.kill * v, "feed + kill * v"))
+    for k, wrong, written in slips:
+        term = ("U's feed term", "feed * (1.0f - u)") if k == 0 else ("V's loss term", "(feed + kill) * v")
+        how = "the parentheses left out" if written.count("(") < term[1].count("(") else "another operator"
+        yield ([right[0] + p.dt * (wrong - fed), right[1]] if k == 0 else [right[0], right[1] - p.dt * (wrong - decay)],
+               f"{term[0]} computes {written} ({how}): it is {term[1]}")
     for term in dict.fromkeys([*terms[0], *terms[1]]):
         for which in ((0,), (1,), (0, 1)):
             if all(term in terms[k] for k in which):
@@ -559,11 +578,11 @@ def step_mistake(body: str, kind: str, u, v, p, got) -> str | None:
             (lu, outside_u), (lv, outside_v) = laplacian(u), laplacian(v)
             for pair, outside in (((lu, lv), outside_u | outside_v), ((lu, right[1]), outside_u), ((right[0], lv), outside_v)):
                 if _matches(got, updated(u, v, *pair, p), outside, want):  # in both arrays' windows, or in one
-                    return _other_count(code, unclamped) or (_truncated_or_centre(code) if hint is _TRUNCATED else hint)
+                    return _other_count(code, unclamped) or (_truncated_or_centre(code, u.shape) if hint is _TRUNCATED else hint)
         for model, outside, hint in _own_values_elsewhere(u, v, p):
             if _matches(got, model, outside, want):
                 return hint
-        if hint := _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
+        if hint := block_left_out(code) or _written_elsewhere(got, want) or written_at_another_index(code, *u.shape) or \
                 border_unwritten(code, got, want) or _loop_skips(code) or _window_reach(code) or \
                 _input_written_through_a_cast(code):
             return hint

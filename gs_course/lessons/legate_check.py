@@ -18,6 +18,8 @@ import types
 
 import numpy as np
 
+from .hints import NotYet
+
 #: Arrays smaller than this are cuPyNumeric's bookkeeping (a shift tuple made an array), not a grid.
 _GRID_CELLS = 64
 
@@ -215,7 +217,9 @@ def convolutions_run(call) -> int | None:
     """How many convolutions cuPyNumeric ran while `call()` ran: cnp.convolve, np.convolve of a cnp
     array (cuPyNumeric takes it over) and cupynumeric.ndimage.convolve each reach a deferred array's
     convolve, however the student's code spells the call. None where this cuPyNumeric has no such
-    method to watch (its internals are not an API)."""
+    method to watch (its internals are not an API). The exercise convolves with the 3 x 3 window: a
+    window of another shape (the separable 1 x 3 then 3 x 1, two tasks where one does) is refused here,
+    where the windows are seen."""
     try:
         from cupynumeric._thunk.deferred import DeferredArray
     except ImportError:
@@ -225,9 +229,13 @@ def convolutions_run(call) -> int | None:
     if "convolve" not in originals:
         return None
 
+    windows = []
+
     def counted(original):
         def convolve(self, *args, **kwargs):
             ran[0] += 1
+            window = args[1] if len(args) > 1 else kwargs.get("filter", kwargs.get("weights"))  # (input, window, ...)
+            windows.append(tuple(getattr(window, "shape", (3, 3))))
             return original(self, *args, **kwargs)
         return convolve
 
@@ -238,4 +246,10 @@ def convolutions_run(call) -> int | None:
     finally:
         for name, original in originals.items():
             setattr(DeferredArray, name, original)
+    other = [shape for shape in windows if shape != (3, 3)]
+    if other:
+        shapes = " and ".join(dict.fromkeys(" x ".join(map(str, shape)) for shape in other))
+        raise NotYet(f"your function convolves with a {shapes} window ({ran[0]} convolutions, each a task of its own): "
+                     "the exercise is one cnp.convolve of the grid with the 3 x 3 window, whose single pass sums the "
+                     "whole window, cnp.convolve(a, window, mode=\"same\") - counts * a")
     return ran[0]

@@ -12,8 +12,11 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import linecache
 import re
+import sys
 import warnings
+from collections import Counter
 
 import numpy as np
 
@@ -177,8 +180,10 @@ def _trial(name: str, body, args, kwargs, header: str | None) -> str | None:
     outputs = [p.name for p in signature.parameters.values() if _is_output(p)]
     given = dict(bound.arguments)
     _stand_ins(signature, bound, given, outputs)
+    cells = max((int(np.prod(value.shape)) for value in given.values() if hasattr(value, "shape")), default=0)
     try:  # the student's error told as any error of theirs is: a common mistake's hint, or what and where
-        with np.errstate(all="ignore"), their_errors(f"your task {name}", library="cupynumeric"):
+        with np.errstate(all="ignore"), their_errors(f"your task {name}", library="cupynumeric"), \
+                _no_loop_over_cells(body, cells, name):
             try:
                 body(*bound.args, **bound.kwargs)
             except _BeyondStandIn:
@@ -278,3 +283,36 @@ def _whole_lines(unwritten: np.ndarray) -> str | None:
         return [f"{what} {i}{edge.get(int(i), '')}" for i in indices]
 
     return " and ".join(named(rows, unwritten.shape[0], "row") + named(cols, unwritten.shape[1], "column"))
+
+
+@contextlib.contextmanager
+def _no_loop_over_cells(body, cells: int, name: str):
+    """A line of the task's body (or of the notebook's functions it calls) run as many times as the grid has
+    `cells` is a Python loop over them, the technique the array exercises replace, inside a task too: each
+    cell a Python step, millions a call at full size. Counted a line at a time, not in all (the array
+    checkers' `check_core._no_loop_over_cells`): a body that runs the notebook's own step each step runs many
+    lines, each a few times a step (21 steps here, a line a slice of the window: far fewer than the cells)."""
+    notebook = getattr(body, "__globals__", None)
+    if notebook is None or cells < 64:
+        yield
+        return
+    ran = Counter()
+
+    def line(frame, event, arg):
+        if event == "line":
+            key = frame.f_code, frame.f_lineno
+            ran[key] += 1
+            if ran[key] >= cells:
+                text = linecache.getline(frame.f_code.co_filename, frame.f_lineno, notebook).strip()
+                raise NotYet(f"your task {name} runs a Python loop over the grid's cells (line {frame.f_lineno} of your "
+                             f"cell, in {frame.f_code.co_name}{f', {text[:80]!r}' if text else ''}, run {cells} times on "
+                             f"a grid of {cells} cells): inside a task too each cell is a Python step of its own, millions "
+                             "a call at full size. Compute with NumPy on whole arrays: np.asarray(u_out)[:] = a")
+        return line
+
+    before = sys.gettrace()
+    sys.settrace(lambda frame, event, arg: line if frame.f_globals is notebook else None)
+    try:
+        yield
+    finally:
+        sys.settrace(before)
