@@ -139,8 +139,9 @@ PLAYTEST_16_SYNTHESIS: list[Case] = [
     Case("synthesis 8", f'bitonic_body = r"""{analysis.BITONIC_KERNEL.replace("BODY", analysis.BITONIC_BODY)}"""\n'
                         "bitonic_sort = check.bitonic_step(bitonic_body)\n", FAIL, _WHOLE.format("bitonic_step"),
          name="the whole bitonic kernel as the body"),
-    # the CuPy notebook's kernels through the same compile (a whole STEP_KERNEL pasted there is named earlier, by
-    # kernel_mistakes.declared_again, from its parameters); its ElementwiseKernel is compiled by CuPy on a GPU
+    # the CuPy notebook's kernels through the same compile; its ElementwiseKernel is compiled by CuPy on a GPU
+    Case("cupy 4", ('step_body = """', 'step_body = check.STEP_KERNEL.split("BODY")[0] + """', 'vc);\n"""', 'vc);\n}"""'),
+         FAIL, _WHOLE.format("step"), name="the whole RawKernel printed by the notebook, the body filled in"),
     Case("cupy 4", ("const float uvv = uc * vc * vc;", "__device__ float cube(float x) { return x * x * x; }\n"
                     "    const float uvv = uc * vc * vc;"), FAIL, _WHOLE.format("cube"), name="a helper function in the body"),
     Case("cupy 3", ("float uvv = u * v * v;", "float cube(float x) { return x * x * x; }\nfloat uvv = u * v * v;"), FAIL,

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from .c_code import unpaired
+from .c_code import unpaired, whole_function
 from .kernel_indices import (block_left_out, border_unwritten, reads_own_cell, without_comments,
                              written_elsewhere as written_at_another_index)
 from ..model import laplacian as reference_laplacian, reference_step, updated, window_counts
@@ -68,7 +68,10 @@ def _declarator(words, text: str, where: int):
 
 def declared_again(body: str, kind: str) -> str | None:
     """The hint for a local declared with the name of one of the kernel's parameters (it hides the
-    parameter, or does not compile), else None."""
+    parameter, or does not compile), else None. A body that is a whole kernel (its parameters declared
+    in its own signature) is left to the compile step, which says to give the body only."""
+    if whole_function(body):
+        return None
     names = PARAMETERS[kind]
     for words, name, initialiser, _ in _declarations(without_comments(body)):
         if name not in names:
