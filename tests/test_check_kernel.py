@@ -61,7 +61,7 @@ def test_the_placeholder_left_in_a_function_shows_one_line_naming_it_and_fails_t
     notebook, error = _run(source, "print('after')")
     assert error is not None and error.ename == "NotImplementedError"
     shown = "\n".join(notebook.cells[0].outputs[0].traceback)
-    assert "placeholder" in shown and "in your laplacian (line 5 of your cell)" in shown, shown
+    assert "placeholder" in shown and "in your laplacian (line 5 of the cell that defines it)" in shown, shown
     assert "Traceback" not in shown and "check_" not in shown and len(shown.splitlines()) == 1
     assert not notebook.cells[1].outputs
 
@@ -71,3 +71,13 @@ def test_another_not_implemented_error_keeps_its_traceback():
     assert error is not None
     shown = "\n".join(notebook.cells[0].outputs[0].traceback)
     assert "Traceback" in shown and "NotImplementedError" in shown and "mine" in shown
+
+
+def test_an_error_the_course_shows_is_kept_for_debug():
+    """IPython keeps an error it shows itself for %debug and %tb (sys.last_*); one the course's handler
+    shows (another NotImplementedError, a hint) is kept too."""
+    notebook, error = _run("import sys\nimport gs_course.lessons.checkers\n"
+                           "get_ipython().run_cell(\"raise NotImplementedError('mine')\")\n"
+                           "print(type(sys.last_value).__name__, sys.last_traceback is not None)")
+    assert error is None
+    assert notebook.cells[0].outputs[-1].text == "NotImplementedError True\n"

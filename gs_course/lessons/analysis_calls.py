@@ -16,7 +16,7 @@ import importlib
 import numpy as np
 
 from .check_core import NotYet, _changed, _to_numpy, their_errors
-from .hints import takes
+from .hints import checks
 from .legate_check import nested_codes
 
 
@@ -28,16 +28,14 @@ def their_errors_of(*hints: tuple):
 
 def exercise(call: str):
     """A checker of the student function the notebook calls as `call` ("mass(images)"): its signature
-    read first (`takes`: not a function, other parameters, the same names in another order), then any
+    read first (`checks`: not a function, other parameters, the same names in another order), then any
     error of the student's own code one line ("your function raised ...", with its line), wherever the
     checker calls it: its first call, a second batch, another argument. The checker's own `their_errors_of`
     blocks, inside, name the exercise's typical errors first; an error of the checker's own shows as it is."""
-    arity = len(call.split("(", 1)[1].rstrip(")").split(","))
-
     def decorate(checker):
+        @checks(call)
         @functools.wraps(checker)
         def checked(student, *args, **kwargs):
-            takes(student, (None,) * arity, call)
             with their_errors_of():
                 return checker(student, *args, **kwargs)
         return checked

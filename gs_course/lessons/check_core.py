@@ -18,7 +18,7 @@ import threading
 import numpy as np
 
 from .counts_watch import counts_made_again
-from .hints import NotYet, ok, takes
+from .hints import NotYet, ok
 from .legate_check import library_calls_in_tasks
 from .notebooks import YOUR_TURN_MESSAGE
 from ..parameters import Parameters
@@ -393,9 +393,10 @@ _KNOWN_ERRORS = (
      "sliding_window_view puts the window's axes last: .sum(axis=(2, 3))", ("cupy", "numpy", None)),
     ((TypeError, ValueError), r"[Ii]ncompatible shapes for broadcasting|could not be broadcast|cannot be broadcast|"
                               r"operands could not be", _SLICE_OFF, None),
+    (TypeError, r"(\w+)\(\) (?:takes \d+ positional arguments? but \d+ (?:were|was) given|missing \d+ required positional arguments?)",
+     "{what} calls {0}() with other arguments than {0} takes ({message}): call it as it is defined", None),
     (TypeError, r"takes \d+ positional arguments? but \d+ (were|was) given|missing \d+ required positional argument",
-     "{what}: a function is called with other arguments than it takes ({message}): call it as it is defined "
-     "(laplacian(a), step(u, v, p))", None),
+     "{what}: a function is called with other arguments than it takes ({message}): call each as it is defined", None),
     (TypeError, r"carry input and carry output must have the same|body_fun output and input must have identical",
      "{what}: the loop's carry must come out of the body as it went in, a tuple (u, v) both ways (the start "
      "value too: not a list on one side, not one array), of the same shapes and dtypes", None),
@@ -524,18 +525,10 @@ def _no_loop_over_cells(student, cells: int | None, what: str, lines=None):
         sys.settrace(before)
 
 
-#: How the notebooks call each student function `_call` is given, by the checker's name for it.
-_CALLS = {"your Laplacian": "laplacian(a)", "your step": "step(u, v, p)", "your time loop": "run(u, v, p, steps)",
-          "your images": "images(u, v, p, nbimage, nbextrastep)", "your batch": "batch(feeds, kills, rows, cols, steps)"}
-
-
 def _call(student, args, device_type, what: str, hints=(), cells: int | None = None, lines=None):
-    """student(*args): its signature first (`takes`), host round trips watched, `empty` outputs NaN,
-    common errors told as hints, and, given the grid's `cells`, a Python loop over them refused (and the
-    lines run counted in `lines`, a Counter, where given)."""
-    if what in _CALLS:  # under the student's own name, where it has one (laplacian_convolve, run_task): the checker calls that
-        named, call = getattr(student, "__name__", ""), _CALLS[what]
-        takes(student, args, named + call[call.index("("):] if named.isidentifier() else call)
+    """student(*args) (its signature read before, by the checker's `checks`): host round trips watched,
+    `empty` outputs NaN, common errors told as hints, and, given the grid's `cells`, a Python loop over them
+    refused (and the lines run counted in `lines`, a Counter, where given)."""
     if _library(device_type) == "cupynumeric":
         hint = library_calls_in_tasks(student)
         if hint:

@@ -28,6 +28,7 @@ import numpy as np
 from .check_core import PARAMS, NotYet, _call, _changed, _close, _refuse_changed_inputs, _library, device_note, _equations, _grid, _jax, _jaxpr, _pair, _to_numpy, compare, first_in_a_loop, ok
 from .check_earlier import list_from_step_told, still_wrong_earlier
 from .check_slips import half_precision, one_result_twice, run_slips, step_slips
+from .hints import checks
 from .grid_loops import copied_in_a_loop, laplacian_grows, step_grows
 from .jax_batch import batch  # noqa: F401 (the batch's checker, `checkers` takes it from here)
 from .jax_mistakes import JAX_IMAGE_STEPS, steps_of_first_image
@@ -121,6 +122,7 @@ _STACK_SUMMED = (((TypeError, ValueError), r"(?:[Ii]ncompatible shapes|broadcast
 
 
 @in_its_words
+@checks("laplacian(a)")
 def laplacian(student, device_type: type | None = None, to_device=lambda a: a, uses: str | None = None) -> None:
     """`student(a)` must return L(a): sum over the 3 x 3 window of (a[n] - a), neighbours outside
     the grid left out. `uses="convolve"`: the exercise is the Laplacian as a convolution, which
@@ -184,6 +186,7 @@ def laplacian(student, device_type: type | None = None, to_device=lambda a: a, u
        + (", runs under jax.jit" if jax else "") + device_note(student, device_type))
 
 
+@checks("step(u, v, p)")
 def step(student, device_type: type | None = None, to_device=lambda a: a, writes: str = "return") -> None:
     """`student(u, v, params)` must return (u, v) after one step of the model, dt on every term.
     `writes`: how the student's code hands the new arrays over ("return", or "kernel": it writes
@@ -229,6 +232,7 @@ def step(student, device_type: type | None = None, to_device=lambda a: a, writes
     ok(f"step: right with dt = {PARAMS.dt}, F = {PARAMS.feed}, k = {PARAMS.kill}" + device_note(student, device_type))
 
 
+@checks("run(u, v, p, steps)")
 def time_loop(student, device_type: type | None = None, to_device=lambda a: a) -> None:
     """`student(u, v, params, steps)` must return (u, v) after `steps` steps. With JAX, the loop
     must be one loop on the device (fori_loop or scan), not a Python loop traced step by step."""
@@ -330,6 +334,7 @@ def _images_array(got, what: str, device_type):
     return _to_numpy(got, what, device_type)
 
 
+@checks("images(u, v, p, nbimage, nbextrastep)")
 def images(student, device_type: type | None = None, to_device=lambda a: a) -> None:
     """`student(u, v, params, nbimage, nbextrastep)` must return the V images, shape
     (nbimage, rows, cols), image i after (i + 1) x nbextrastep steps. With JAX, one lax.scan over

@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok, their_errors
-from .hints import takes
+from .hints import checks
 from .kernel_runs import (_gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, compiles_first,
                           trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
@@ -119,24 +119,17 @@ def _launch_hint(rows: int, cols: int, block: tuple[int, int], strip_rows: int, 
 
 
 def _called(student, args: tuple, call: str):
-    """student(*args), called as `call` says the exercise calls it: a signature of other parameters
-    (`takes`), or an error raised in the student's own code, told in one line (the error, and the
+    """student(*args), called as `call` says the exercise calls it (its signature read before, by the
+    checker's `checks`): an error raised in the student's own code told in one line (the error, and the
     line of the student's cell), never as a traceback through the checker."""
-    takes(student, args, call)
-    with their_errors(f"your {call.split('(', 1)[0]}", _HELPER_CALLED_OTHERWISE, library="cupy"):
+    with their_errors(f"your {call.split('(', 1)[0]}", library="cupy"):
         return student(*args)
-
-
-#: A function of the student's own that their function calls with other arguments than it takes: named
-#: (the course's general line gives the notebook's step and laplacian as examples, which this is not).
-_HELPER_CALLED_OTHERWISE = ((TypeError, r"(\w+)\(\) (?:takes \d+ positional arguments? but \d+ (?:were|was) given|"
-                                        r"missing \d+ required positional arguments?)",
-                             "{what} calls {0}() with other arguments than {0} takes ({message}): call it as it is defined"),)
 
 
 _STRIP_CALL = "strip_launch(rows, cols, block, strip_rows)"
 
 
+@checks(_STRIP_CALL)
 def strip_launch(student) -> None:
     """`student(rows, cols, block, strip_rows)` must return (grid, block) for gs_course's strip
     kernel: `block` unchanged, `grid` the blocks along columns and along rows that cover the
@@ -475,6 +468,7 @@ _HOLD_KERNEL = r"""extern "C" __global__ void hold(unsigned long long release, l
 _HOLD_S = 3.0
 
 
+@checks("fetch(v, stream)")
 def pinned_fetch(student) -> None:
     """`student(v, stream)` must return V in a host array of pinned (page-locked) memory, the copy
     queued on `stream`, without waiting for it. Each V given is complete before the call (the
@@ -486,8 +480,7 @@ def pinned_fetch(student) -> None:
     told, and the line says so, so that a right answer is never refused."""
     cupy = _gpu_cupy("your pinned fetch")
     if cupy is None:
-        takes(student, (None, None), "fetch(v, stream)")  # without a GPU, at least this much
-        _refuse_the_placeholder(student)
+        _refuse_the_placeholder(student)  # without a GPU, this much (its signature read before)
         return
     import cupyx
 

@@ -1,6 +1,7 @@
 """What a student sees of a check: the hint (`NotYet`), shown alone, and the tick (`ok`); the
 exercise's placeholder left in place, shown as one line too; a function that cannot be called as
-the exercise calls it, named from its signature before any call (`takes`).
+the exercise calls it, named from its signature before any call (`takes`, by the checker's
+decorator `checks`).
 
 In IPython (Jupyter) a `NotYet`, and the placeholder's NotImplementedError, show as one line
 without the traceback through the checkers; the cell still fails, so `Run all` and nbval stop there.
@@ -8,6 +9,7 @@ without the traceback through the checkers; the cell still fails, so `Run all` a
 
 from __future__ import annotations
 
+import functools
 import inspect
 import sys
 
@@ -25,15 +27,16 @@ def ok(message: str) -> None:
 
 def placeholder_line(tb) -> str:
     """The line for the placeholder's NotImplementedError raised through `tb`: where it still is (the last
-    frame of the notebook's own code: a function of the student's, or the cell itself), what to do."""
+    frame of the notebook's own code: a function of the student's, maybe defined in an earlier cell, or
+    the cell itself), what to do."""
     frame, line = None, None
     while tb is not None:
         if tb.tb_frame.f_globals.get("__name__") == "__main__":  # the notebook's namespace
             frame, line = tb.tb_frame, tb.tb_lineno
         tb = tb.tb_next
     name = frame.f_code.co_name if frame is not None else None
-    where = ("in this cell" if name is None else f"in your cell (line {line})" if name == "<module>"
-             else f"in your {name} (line {line} of your cell)")
+    where = ("in this cell" if name is None else f"in this cell (line {line})" if name == "<module>"
+             else f"in your {name} (line {line} of the cell that defines it)")
     return f"\N{BALLOT X} not written yet: the placeholder, raise NotImplementedError(...), is still {where}. {YOUR_TURN_MESSAGE}"
 
 
@@ -55,6 +58,10 @@ def _show_hints_alone() -> None:
             return their_handler(etype, value, tb, tb_offset)
         else:
             lines = shell.InteractiveTB.structured_traceback(etype, value, tb, tb_offset=tb_offset)
+        # what IPython keeps of an error it shows itself, for %debug and %tb (its custom path keeps none)
+        sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb
+        if sys.version_info >= (3, 12):
+            sys.last_exc = value
         shell._showtraceback(etype, value, lines)  # IPython ignores what a handler returns here
         return lines
 
@@ -62,6 +69,17 @@ def _show_hints_alone() -> None:
 
 
 _show_hints_alone()
+
+
+def _shown(signature: inspect.Signature) -> str:
+    """The signature as Python writes it (its / and * kept), a long default (an array's) elided."""
+    class Elided:
+        def __repr__(self):
+            return "..."
+
+    parameters = [p.replace(default=Elided()) if p.default is not p.empty and len(repr(p.default)) > 24 else p
+                  for p in signature.parameters.values()]
+    return str(signature.replace(parameters=parameters, return_annotation=inspect.Signature.empty))
 
 
 def takes(student, args: tuple, call: str) -> None:
@@ -78,14 +96,35 @@ def takes(student, args: tuple, call: str) -> None:
     except (TypeError, ValueError):  # a builtin's, say: its call tells
         return
     named = getattr(student, "__name__", name)
-    own = ", ".join(str(parameter) for parameter in signature.parameters.values())
-    yours = f"your {name if named == '<lambda>' else named} takes ({own})"
+    yours = f"your {name if named == '<lambda>' else named} takes {_shown(signature)}"
     try:
         signature.bind(*args)
     except TypeError:
         raise NotYet(f"{yours}: the exercise calls it as {call}, {len(args)} argument{'s' if len(args) != 1 else ''}"
                      ) from None
-    wanted = [part.strip() for part in call.split("(", 1)[1].rstrip(")").split(",")]
+    wanted = _parameters(call)
     given = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     if len(given) >= len(wanted) and given[:len(wanted)] != wanted and sorted(given[:len(wanted)]) == sorted(wanted):
         raise NotYet(f"{yours}: the exercise calls it as {call}, in that order")
+
+
+def _parameters(call: str) -> list[str]:
+    """The parameters' names of a call as the notebook writes it, "step(u, v, p)": ["u", "v", "p"]."""
+    return [part.strip() for part in call.split("(", 1)[1].rstrip(")").split(",")]
+
+
+def checks(call: str):
+    """The decorator of a checker of the student function the notebook calls as `call` ("step(u, v, p)"):
+    the student's function read from its signature first (`takes`), under its own name where it has one
+    (laplacian_convolve(a), run_task(u, v, p, steps): the notebook calls that), before the checker runs
+    it, traces it or hands it to a thread, whose errors would name something else."""
+    arity = len(_parameters(call))
+
+    def decorate(checker):
+        @functools.wraps(checker)
+        def checked(student, *args, **kwargs):
+            named = getattr(student, "__name__", "")
+            takes(student, (None,) * arity, named + call[call.index("("):] if named.isidentifier() else call)
+            return checker(student, *args, **kwargs)
+        return checked
+    return decorate

@@ -1,6 +1,6 @@
 """The checker of the JAX tutorial's batch exercise: V after `steps` steps for each (feed, kill) pair,
-every pair at once in one jax.vmap, traced before XLA compiles anything (moved out of `check_model`,
-which neared the 600 lines a module may have). The pairs' own Parameters, which one_pair may build
+every pair at once in one jax.vmap, traced before XLA compiles anything: a tutorial's own checker,
+apart from the model's (`check_model`). The pairs' own Parameters, which one_pair may build
 from vmap's traced feed and kill, are read as they are built (`jax_parameters`): a field left to its
 default or given in another order is named, where the values alone would look like another mistake
 (dt left out runs at dt = 1, the values of a step without dt).
@@ -16,6 +16,7 @@ import numpy as np
 
 from .check_core import NotYet, _call, _equations, _jax, _to_numpy, compare, ok
 from .check_slips import GROUPS, run_slips, slipped_step
+from .hints import checks
 from .jax_mistakes import batch_mistakes
 from .jax_parameters import parameters_built, parameters_mistake
 from .jax_programs import (BODY_ARGUMENTS, PAIR_ERRORS, PMAP, jitted_as_given, looped_program, makes_shape, names_pmap,
@@ -38,6 +39,7 @@ _BATCH_ERRORS = (
 )
 
 
+@checks("batch(feeds, kills, rows, cols, steps)")
 def batch(student, device_type: type | None = None) -> None:
     """`student(feeds, kills, rows, cols, steps)` must return V after `steps` steps for each
     (feed, kill) pair: shape (pairs, rows, cols). With JAX, the pairs must be one vmap, not a
