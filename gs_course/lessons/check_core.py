@@ -505,16 +505,27 @@ def _no_loop_over_cells(student, cells: int | None, what: str, lines=None):
         return
     limit, ran = cells // 8, [0]
 
+    def line(frame):
+        ran[0] += 1
+        if lines is not None:
+            lines[frame.f_code, frame.f_lineno] += 1
+        if ran[0] > limit:
+            raise NotYet(f"{what} runs a Python loop over the grid's cells or rows (more than {limit} lines of "
+                         f"Python for a grid of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
+                         "Compute whole arrays at once: array slicing, the nine slices of the padded array "
+                         "padded[i : i + rows, j : j + cols]")
+
+    with notebook_lines(notebook, line):
+        yield
+
+
+@contextlib.contextmanager
+def notebook_lines(notebook: dict, each):
+    """`each(frame)` for every line of Python run in the notebook's own code (the frames whose globals are
+    `notebook`, not a library's) while the block runs; what traced before is restored after."""
     def line(frame, event, arg):
         if event == "line":
-            ran[0] += 1
-            if lines is not None:
-                lines[frame.f_code, frame.f_lineno] += 1
-            if ran[0] > limit:
-                raise NotYet(f"{what} runs a Python loop over the grid's cells or rows (more than {limit} lines of "
-                             f"Python for a grid of {cells} cells): on a GPU each cell's access is a copy and a launch of its own. "
-                             "Compute whole arrays at once: array slicing, the nine slices of the padded array "
-                             "padded[i : i + rows, j : j + cols]")
+            each(frame)
         return line
 
     before = sys.gettrace()

@@ -14,13 +14,12 @@ import contextlib
 import inspect
 import linecache
 import re
-import sys
 import warnings
 from collections import Counter
 
 import numpy as np
 
-from .check_core import NotYet, _checkers_own_copies, their_errors
+from .check_core import NotYet, _checkers_own_copies, notebook_lines, their_errors
 from .legate_check import _task_bodies, _tasks, task_decorator
 
 
@@ -298,21 +297,15 @@ def _no_loop_over_cells(body, cells: int, name: str):
         return
     ran = Counter()
 
-    def line(frame, event, arg):
-        if event == "line":
-            key = frame.f_code, frame.f_lineno
-            ran[key] += 1
-            if ran[key] >= cells:
-                text = linecache.getline(frame.f_code.co_filename, frame.f_lineno, notebook).strip()
-                raise NotYet(f"your task {name} runs a Python loop over the grid's cells (line {frame.f_lineno} of your "
-                             f"cell, in {frame.f_code.co_name}{f', {text[:80]!r}' if text else ''}, run {cells} times on "
-                             f"a grid of {cells} cells): inside a task too each cell is a Python step of its own, millions "
-                             "a call at full size. Compute with NumPy on whole arrays: np.asarray(u_out)[:] = a")
-        return line
+    def line(frame):
+        key = frame.f_code, frame.f_lineno
+        ran[key] += 1
+        if ran[key] >= cells:
+            text = linecache.getline(frame.f_code.co_filename, frame.f_lineno, notebook).strip()
+            raise NotYet(f"your task {name} runs a Python loop over the grid's cells (line {frame.f_lineno} of your "
+                         f"cell, in {frame.f_code.co_name}{f', {text[:80]!r}' if text else ''}, run {cells} times on "
+                         f"a grid of {cells} cells): inside a task too each cell is a Python step of its own, millions "
+                         "a call at full size. Compute with NumPy on whole arrays: np.asarray(u_out)[:] = a")
 
-    before = sys.gettrace()
-    sys.settrace(lambda frame, event, arg: line if frame.f_globals is notebook else None)
-    try:
+    with notebook_lines(notebook, line):
         yield
-    finally:
-        sys.settrace(before)
