@@ -15,11 +15,12 @@ a function that cannot run on NumPy (CuPy named in it) is not watched, and nothi
 from __future__ import annotations
 
 import contextlib
+import inspect
+import threading
 import tracemalloc
 
 import numpy as np
 
-from . import analysis
 from .analysis_inputs import batch
 
 from .check_core import NotYet
@@ -96,11 +97,17 @@ def _watched(array: np.ndarray, reads: Reads):
     return watched
 
 
-class _NumpyKeepingWatch:
-    """NumPy, but for its conversions, which keep a watched array watched (np.asarray makes a plain one)."""
+def _asarray(a, dtype=None, order=None, *, copy=None, **_):
+    """np.asarray keeping a watched array watched, its copy (copy=True) a copy still, its order kept."""
+    return np.array(a, dtype, copy=True if copy else None if copy is None else False, order=order or "K", subok=True)
 
-    asarray = staticmethod(lambda a, dtype=None, order=None, **_: np.asanyarray(a, dtype, order))
-    ascontiguousarray = staticmethod(lambda a, dtype=None, **_: np.asanyarray(np.ascontiguousarray(a, dtype)))
+
+class _NumpyKeepingWatch:
+    """NumPy, but for its conversions, which keep a watched array watched (np.asarray, np.ascontiguousarray make
+    plain ones); a copy asked for is made."""
+
+    asarray = staticmethod(_asarray)
+    ascontiguousarray = staticmethod(lambda a, dtype=None, **_: np.require(a, dtype, "C"))
     array = staticmethod(lambda a, *args, **kwargs: np.array(a, *args, **{**kwargs, "subok": True}))
 
     def __getattr__(self, name):
@@ -110,8 +117,10 @@ class _NumpyKeepingWatch:
 @contextlib.contextmanager
 def _as_numpy(student):
     """The student's globals with their array modules (`xp`, the notebook's, and NumPy's names) NumPy keeping
-    the watch, while the call runs."""
-    names = getattr(student, "__globals__", {})
+    the watch, while the call runs; those of the function a decorator wraps (functools.wraps: its own are its
+    module's). The names are the notebook's, module-wide: not thread-safe, a thread of the notebook running
+    meanwhile sees NumPy."""
+    names = getattr(inspect.unwrap(student), "__globals__", {})
     swapped = {name: module for name, module in names.items()
                if name in ("xp", "np", "numpy") and hasattr(module, "ndarray") and hasattr(module, "asarray")}
     names.update(dict.fromkeys(swapped, _NumpyKeepingWatch()))
@@ -181,7 +190,12 @@ def values_by_mask(student, image, threshold, names: set[str]) -> None:
 
 def _peak_bytes(student, arrays: tuple) -> int | None:
     """The most memory that student(*arrays) held at once beyond what was held before it, run as the watch runs
-    it (`xp` NumPy, whose arrays' memory tracemalloc traces, on a GPU as on the CPU); None where the call fails."""
+    it (`xp` NumPy, whose arrays' memory tracemalloc traces, on a GPU as on the CPU); None where the call fails, and
+    while another (non-daemon) thread of the notebook runs: tracemalloc counts every thread's memory, and theirs
+    would count as the call's."""
+    if any(thread.is_alive() and not thread.daemon for thread in threading.enumerate()
+           if thread is not threading.current_thread()):
+        return None
     was_tracing = tracemalloc.is_tracing()
     if not was_tracing:
         tracemalloc.start()
@@ -214,12 +228,6 @@ def pairs_broadcast(student) -> None:
     peak = _peak_bytes(student, (images,))
     if peak is None or peak < temporary // 2:
         return
-    run, cells = analysis.FULL, analysis.FULL.rows * analysis.FULL.cols
-    coarse = -(-analysis.FULL.rows // 8) * -(-analysis.FULL.cols // 8)  # every 8th cell each way, as the notebook keeps
-    raise NotYet(f"right values, but with no matrix product: your function made a temporary of (images, images, cells), "
-                 f"every pair of images multiplied cell by cell by broadcasting, then summed ({peak / 1e6:.1f} MB for "
-                 f"{_MANY_IMAGES} small images, {peak / images.nbytes:.0f} times the batch; on the course's GPU "
-                 f"{run.pattern_images ** 2 * cells * 4 / 1e6:,.0f} MB for its batch of {run.pattern_images} images, "
-                 f"{run.images ** 2 * coarse * 4 / 1e9:,.1f} GB for the coarse run's {run.images}). The "
-                 "exercise asks for one matrix product, which sums as it multiplies (cuBLAS's GEMM): rows @ rows.T "
-                 "(xp.matmul, xp.dot or xp.einsum('ic,jc->ij') are the same product)")
+    raise NotYet(f"right values, but with no matrix product: your broadcast made an (images, images, cells) temporary, "
+                 f"{peak / images.nbytes:.0f} times the batch's memory. The exercise asks for one matrix product, "
+                 "which sums as it multiplies: rows @ rows.T (or xp.matmul, xp.dot, xp.einsum('ic,jc->ij'))")

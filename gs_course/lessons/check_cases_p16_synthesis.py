@@ -3,7 +3,8 @@
 The playtest's answers and others of their kind: an error of the student's own code, from any synthesis checker and
 any of its calls, told in one line, and a function of other parameters named from its signature; the similarity by a
 broadcast product of every pair (no matrix product), refused by its memory whatever its spelling, the matrix product's
-spellings ticked; the deciles from percentile ticked without claiming a sort; the edges of each image averaged; the
+spellings ticked (a notebook thread's memory not counted as the call's); a loop over xp.ascontiguousarray(images) or
+under a decorator seen; the deciles from percentile ticked without claiming a sort; the edges of each image averaged; the
 histograms numbered bin-major, of the whole batch over (0, images), shifted by the image in float32; the bitonic step's
 values[j]; a whole kernel given as the body (the CuPy notebook's too).
 """
@@ -16,7 +17,8 @@ from .check_answers import FAIL, NOT_CHECKED, PASS, Case  # noqa: F401 (the verd
 _MASS = "return images.sum(axis=(1, 2), dtype=np.float64)"
 _RAISED = r"^your function raised {0}: .*\(line {1} of your cell, in {2}"
 _GRAM = "gram = rows @ rows.T"
-_NO_PRODUCT = r"right values, but with no matrix product: .*\(images, images, cells\).*one matrix product.*rows @ rows\.T"
+_NO_PRODUCT = (r"^right values, but with no matrix product: your broadcast made an \(images, images, cells\) temporary, "
+               r"\d+ times the batch's memory\. The exercise asks for one matrix product.*rows @ rows\.T[^:]*$")
 _EDGES = "edges = ordered[xp.asarray(index)]"
 _HISTOGRAMS = "index = xp.minimum((images * bins).astype(np.int64), bins - 1)\n    index += (xp.arange(count) * bins)[:, None, None]"
 _READ = "const float a = values[i], b = values[partner];"
@@ -71,11 +73,26 @@ PLAYTEST_16_SYNTHESIS: list[Case] = [
          name="tensordot"),
     Case("synthesis 5", (_GRAM, "gram = xp.inner(rows.astype(np.float64), rows.astype(np.float64))"), PASS,
          "similarity: 7 x 7", name="inner in float64"),
+    Case("synthesis 5", ("def similarity(images):", "import threading, time\nstop = threading.Event()\n"
+                         "def churn():\n    while not stop.is_set():\n        block = bytearray(50_000_000)\n        time.sleep(0.001)\n"
+                         "def similarity(images):\n    time.sleep(0.05)",
+                         "check.similarity(similarity, device_type=on_device, to_device=xp.asarray)",
+                         "worker = threading.Thread(target=churn)\nworker.start()\ntry:\n"
+                         "    check.similarity(similarity, device_type=on_device, to_device=xp.asarray)\n"
+                         "finally:\n    stop.set()\n    worker.join()"), PASS, "similarity: 7 x 7",
+         name="a notebook thread allocating meanwhile: its memory not the call's"),
+    # --- 2. the watch kept through xp.ascontiguousarray, and through a decorator (the notebook's xp swapped)
+    Case("synthesis 1", (_MASS, "rows = xp.ascontiguousarray(images)\n"
+                                "    return xp.stack(list(map(lambda image: image.sum(dtype=np.float64), rows)))"), FAIL,
+         r"from a Python loop over the images \(map", name="a map over xp.ascontiguousarray(images)"),
+    Case("synthesis 1", ("def mass(images):", "@np.errstate(all='ignore')\ndef mass(images):", _MASS,
+                         "rows = xp.asarray(images)\n    return xp.stack(list(map(lambda image: image.sum(dtype=np.float64), rows)))"),
+         FAIL, r"from a Python loop over the images \(map", name="a map over xp.asarray(images) under @np.errstate"),
     # --- 3. the deciles from percentile: ticked, not as sorted
     Case("synthesis 4", (_EDGES, "edges = xp.percentile(images, 100 * analysis.DECILES, method='lower')"), PASS,
-         r"by xp\.percentile\(method='lower'\), right, though not sorted by you", name="percentile lower: no sort claimed"),
+         r"by xp\.percentile\(method='lower'\), not by your own sort as the exercise asks, every", name="percentile lower: no sort claimed"),
     Case("synthesis 4", (_EDGES, "edges = xp.quantile(images.ravel(), analysis.DECILES, method='lower')"), PASS,
-         r"by xp\.quantile\(method='lower'\), right, though not sorted by you", name="quantile lower: no sort claimed"),
+         r"by xp\.quantile\(method='lower'\), not by your own sort as the exercise asks, every", name="quantile lower: no sort claimed"),
     Case("synthesis 4", ("return edges,", "return edges,"), PASS, "edges of a random batch by sorting, every",
          name="sorted: by sorting"),
     # --- 6. the deciles of each image (or row), averaged
@@ -103,17 +120,21 @@ PLAYTEST_16_SYNTHESIS: list[Case] = [
          PASS, "histograms: 5 images", name="bin-major numbering read as such, reshape(bins, images).T",),
     Case("synthesis 3", (_HISTOGRAMS + "\n    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
                          "return xp.histogram(images, bins * count, (0, count))[0].reshape(count, bins)"), FAIL,
-         r"every image's cells went into the first image's bins.*histogram of the whole batch over \(0, images\)",
+         r"^every image's cells went into the first image's bins.*histogram of the whole batch over \(0, images\)\. "
+         r"Number image m's bins from m \* bins, \(xp\.arange\(images\) \* bins\)\[:, None, None\]$",
          name="one histogram of the whole batch over (0, images)"),
+    Case("synthesis 3", (_HISTOGRAMS, "index = xp.minimum((images * bins).astype(np.int64), bins - 1)"), FAIL,
+         r"^every image's cells went into the first image's bins \(row 0 is the whole batch's histogram\): the values, "
+         r"all in \[0, 1\], were never moved", name="no offsets: one hint (histogram_mistakes'), not two"),
     Case("synthesis 3", (_HISTOGRAMS + "\n    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
                          "shifted = xp.minimum(images, np.nextafter(np.float32(1), np.float32(0))) + "
                          "xp.arange(count, dtype=images.dtype)[:, None, None]\n"
                          "    return xp.histogram(shifted, bins * count, (0, count))[0].reshape(count, bins)"), FAIL,
-         r"counted in a neighbouring bin.*rounding near the bins' edges.*float32", name="V + image in float32"),
+         r"counted in a neighbouring bin \(at .*\): likely rounding at the bins' edges, as v \+ m does \(in float32.*int\(v \* bins\)", name="V + image in float32"),
     Case("synthesis 3", (_HISTOGRAMS + "\n    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
                          "shifted = xp.minimum(images.astype(np.float64), np.nextafter(1.0, 0.0)) + xp.arange(count)[:, None, None]\n"
                          "    return xp.histogram(shifted, bins * count, (0, count))[0].reshape(count, bins)"), FAIL,
-         r"counted in a neighbouring bin.*just under 1 in float64 too", name="V clipped just under 1, + image in float64"),
+         r"counted in a neighbouring bin \(at .*\): likely rounding.*just under 1\)", name="V clipped just under 1, + image in float64"),
     Case("synthesis 3", (_HISTOGRAMS + "\n    return xp.bincount(index.ravel(), minlength=count * bins).reshape(count, bins)",
                          "shifted = xp.minimum(images.astype(np.float64), 1 - 1e-9) + xp.arange(count)[:, None, None]\n"
                          "    return xp.histogram(shifted, bins * count, (0, count))[0].reshape(count, bins)"), PASS,

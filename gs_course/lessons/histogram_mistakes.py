@@ -2,15 +2,15 @@
 once the counts are known to be wrong, where "off at (i, j)" would leave the student to find them: the
 bins numbered bin-major (bin x images + image) but read image by image; the whole batch counted in
 the first image's row (a histogram over (0, images) of values never moved to their image's range);
-a few cells in a neighbouring bin, from rounding near the bins' edges (V shifted by its image's number
-in float32). Each recomputes, or reads from the counts, what the mistake gives.
+a few cells in a neighbouring bin, likely from rounding near the bins' edges (V shifted by its image's
+number in float32). Each recomputes, or reads from the counts, what the mistake gives.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-#: How each image's own bins are numbered, as every hint here says it.
+#: How each image's own bins are numbered, as bin_major's hint says it.
 _OWN_BINS = ("image m's bins are numbered from m * bins (its cell's bin int(v * bins) plus m * bins), so that "
              "one xp.bincount counts image by image and reshape(images, bins) gives one row per image")
 
@@ -28,23 +28,22 @@ def bin_major(got: np.ndarray, want: np.ndarray) -> str | None:
 def whole_batch_in_one_row(got: np.ndarray, want: np.ndarray) -> str | None:
     """The hint where the first image's row holds the whole batch's histogram and the other rows (next to) nothing:
     no offsets, or a histogram of the whole batch over (0, images) in images x bins bins (its values, all in
-    [0, 1], counted where they are; its top edge, 1, in the second row's first bin). Near, not equal: the
+    [0, 1], counted where they are; its top edge, 1, in the second row's first bin). Exactly or nearly: the
     cells equal to 1 or a GPU's rounding at the edges move a few counts."""
     total, batch_histogram = int(want.sum()), want.sum(axis=0)
     if got.shape != want.shape or len(want) < 2 or int(got.sum()) != total:
         return None
     if np.abs(got[0] - batch_histogram).sum() > 0.01 * total or got[1:].sum() > 0.01 * total:
         return None
-    return ("every image's cells went into the first image's bins (row 0 is the whole batch's histogram, the other "
-            "rows next to nothing): the values were counted where they are, all in [0, 1], as a histogram of the "
-            f"whole batch over (0, images) counts them, never moved to their own image's bins. {_OWN_BINS[0].upper()}"
-            f"{_OWN_BINS[1:]}")
+    return ("every image's cells went into the first image's bins (row 0 is the whole batch's histogram): the values, "
+            "all in [0, 1], were never moved to their own image's bins, as in a histogram of the whole batch over "
+            "(0, images). Number image m's bins from m * bins, (xp.arange(images) * bins)[:, None, None]")
 
 
 def moved_to_a_neighbour(got: np.ndarray, want: np.ndarray) -> str | None:
     """The hint where every cell was counted but a few (at most 1 %) in a neighbouring bin, the images' bins
     numbered one after the other (the last bin of image m next to the first of image m + 1): rounding near
-    the bins' edges. Its usual cause: V shifted by its image's number to count the batch with one histogram,
+    the bins' edges. Its likely cause: V shifted by its image's number to count the batch with one histogram,
     v + m in float32, which keeps fewer of V's digits as m grows (0.99999994 + 1 rounds to 2.0, the next
     image), or in float64 for a value just under 1. Read from the counts, not recomputed: a GPU's histogram may
     round at its edges otherwise than NumPy's."""
@@ -57,8 +56,6 @@ def moved_to_a_neighbour(got: np.ndarray, want: np.ndarray) -> str | None:
         return None
     first = np.unravel_index(int(np.flatnonzero(difference)[0]), want.shape)
     at = tuple(int(i) for i in first)
-    return (f"{int(crossed.sum())} cell(s) counted in a neighbouring bin (at {at}: {got[first]} instead of {want[first]}), "
-            "every cell counted: rounding near the bins' edges. Adding each image's number to V (v + m) rounds: in "
-            "float32 most, whose 24 bits keep fewer of V's digits as m grows (0.99999994 + 1 is 2.0, the next image's "
-            "first bin), a value just under 1 in float64 too: take each cell's bin from V itself, int(v * bins), then "
-            f"add the whole number m * bins. {_OWN_BINS[0].upper()}{_OWN_BINS[1:]}")
+    return (f"{int(crossed.sum())} cell(s) counted in a neighbouring bin (at {at}: {got[first]} instead of {want[first]}): "
+            "likely rounding at the bins' edges, as v + m does (in float32, or in float64 for a value just under 1). "
+            "Take each cell's bin from V itself, int(v * bins), then add m * bins")
