@@ -119,10 +119,11 @@ PLAYTEST_16_CUPY += [
 PLAYTEST_16_CUPY += [
     # CuPy ex1: the counts made on the host and copied at every call (the notebook makes them once a grid shape)
     Case("cupy 1", ("    counts = window_counts(rows, cols)", "    counts = xp.asarray(model.window_counts(rows, cols))"), FAIL,
-         r"makes the counts on the host at every call", name="counts made on the host at every call"),
+         r"makes the counts on the host and copies them to the device at every call \(model\.window_counts\(\d+, \d+\) "
+         r"again\): call the notebook's cached window_counts\(rows, cols\) instead$", name="counts made on the host at every call"),
     Case("cupy 1", ("    counts = window_counts(rows, cols)", "    counts = window_counts(rows, cols)\n"
                     "    counts = xp.asarray(model.window_counts(*a.shape))"), FAIL,
-         r"makes the counts on the host at every call", name="counts made again after the cached ones"),
+         r"makes the counts on the host and copies them to the device at every call", name="counts made again after the cached ones"),
     Case("cupy 1", ("def laplacian(a):", "_counts = {}\n\ndef cached_counts(shape):\n    if shape not in _counts:\n"
                     "        _counts[shape] = xp.asarray(model.window_counts(*shape))\n    return _counts[shape]\n\n"
                     "def laplacian(a):", "    counts = window_counts(rows, cols)", "    counts = cached_counts(a.shape)"), PASS,
@@ -157,4 +158,21 @@ PLAYTEST_16_CUPY += [
     Case("cupynumeric 5", ("    np.asarray(u_out)[:] = a\n    np.asarray(v_out)[:] = b",
                            "    for out, new in ((u_out, a), (v_out, b)):\n        np.asarray(out)[:] = new"), PASS,
          name="the outputs written in a loop over the pair"),
+]
+
+#: The window's loops over offsets from 0 that stop after the first (dr < 1, dc < 1), reads at (row + dr, col + dc).
+_ONE_OFFSET = """
+    const float uc = u[cell], vc = v[cell];
+    float lu = 0.0f, lv = 0.0f;
+    for (int dr = 0; dr < 1; ++dr) {
+        for (int dc = 0; dc < 1; ++dc) {
+            lu += u[(row + dr) * cols + col + dc] - uc;
+            lv += v[(row + dr) * cols + col + dc] - vc;
+        }
+    }"""
+
+PLAYTEST_16_CUPY += [
+    # a loop's variable is not the value it starts at: u[(row + dr) * cols + col + dc] is no read of the cell itself
+    Case("cupy 4", (_REFERENCE_HEAD, _ONE_OFFSET), FAIL, r"^(?!.*reads the cell itself).*add up to 0",
+         name="a window of offsets dr, dc from 0 that stops at 1: not told it reads the cell itself"),
 ]

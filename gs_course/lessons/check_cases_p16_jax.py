@@ -37,7 +37,7 @@ def batch(feeds, kills, rows, cols, steps):
 
 check.batch(batch, device_type=jax.Array)
 """
-_BY_KEYWORD = "by keyword, Parameters\\(du=params.du"
+_INSTEAD = "use params\\.replace\\(feed=feed, kill=kill\\)$"
 
 _RUN = "def run(u, v, p, steps):"
 _SIZE = (_RUN, "import types\nsize = types.SimpleNamespace(steps_per_image=32)\n\n" + _RUN)
@@ -82,8 +82,8 @@ PLAYTEST_16_JAX: list[Case] = [
     # 3. each image started again from the initial state: right values, nbimage squared the work
     Case("jax 3", _RESTARTING.format(body="def one(uv, i):\n        w = " + _FROM_START + "\n        return uv, w[1]\n"
                                      "    return lax.scan(one, (u, v), jnp.arange(nbimage))[1]"), FAIL,
-         "do not continue from the scan's carry: each image starts again from the initial state",
-         name="each image from the start, the carry passed on unchanged"),
+         "do not continue from the scan's carry: each image starts again from \\(u, v\\).*Run one_image's nbextrastep steps "
+         "from its carry uv", name="each image from the start, the carry passed on unchanged"),
     Case("jax 3", _RESTARTING.format(body="def one(uv, i):\n        w = " + _FROM_START + "\n        return w, w[1]\n"
                                      "    return lax.scan(one, (u, v), jnp.arange(nbimage))[1]"), FAIL,
          "do not continue from the scan's carry", name="each image from the start, its state carried unread"),
@@ -95,6 +95,13 @@ PLAYTEST_16_JAX: list[Case] = [
          name="a counter carried beside the state"),
     Case("jax 3", (_SCAN, "_, frames = lax.scan(one_image, (u, v), jnp.arange(nbimage))"), PASS, "one scan",
          name="scanned over arange(nbimage)"),
+    Case("jax 3", _RESTARTING.format(body="def one_image(uv, _):\n        uv = lax.fori_loop(0, nbextrastep, lambda _, s: "
+                                     "jnp.stack(step(s[0], s[1], p)), uv)\n        return uv, uv[1]\n"
+                                     "    return lax.scan(one_image, jnp.stack((u, v)), None, length=nbimage)[1]"), PASS,
+         "one scan", name="the state carried as one stacked (2, rows, cols) array"),
+    Case("jax 3", _RESTARTING.format(body="def one(uv, i):\n        w = " + _FROM_START + "\n        return uv, w[1]\n"
+                                     "    return lax.scan(one, jnp.stack((u, v)), jnp.arange(nbimage))[1]"), FAIL,
+         "do not continue from the scan's carry", name="each image from the start, a stacked carry passed on unchanged"),
     # 4. the Laplacian's hints in the notebook's words: nine slices, its library
     Case("jax 1 laplacian", ("for i in range(3)", "for i in range(2)"), FAIL,
          "^(?!.*(cnp|onvol)).*the window is 2 x 3.*nine slices of the grid padded by 1", name="a window of two rows"),
@@ -110,13 +117,18 @@ PLAYTEST_16_JAX: list[Case] = [
          FAIL, "the window is 2 x 3.*convolve with the whole 3 x 3 window, cnp.ones", name="a 2 x 3 window convolved"),
     # 5. the pair's Parameters built without dt, or its fields in another order
     Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(params.du, params.dv, feed, kill)"), FAIL,
-         "Parameters\\(\\.\\.\\.\\) leaves dt out, so it takes Parameters' default dt = 1, not the notebook's params.dt = 0.7.*"
-         + _BY_KEYWORD, name="Parameters without dt"),
+         "Parameters\\(\\.\\.\\.\\) leaves dt out \\(Parameters' default 1\\), not the notebook's params.dt = 0.7: pass "
+         "dt=params.dt, or " + _INSTEAD, name="Parameters without dt"),
+    Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(params.du, params.dv, feed, kill, 1.0)"), FAIL,
+         "^(?!.*(default|leaves)).*Parameters\\(\\.\\.\\.\\) gives dt = 1, not the notebook's params.dt = 0.7: pass "
+         "dt=params.dt", name="Parameters with dt=1.0 written out"),
+    Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(params.du, params.dv, feed=feed, kill=kill, dt=0.5)"), FAIL,
+         "gives dt = 0.5, not the notebook's params.dt = 0.7", name="Parameters with dt=0.5"),
     Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(feed=feed, kill=kill)"), FAIL, "leaves dt out",
          name="Parameters of feed and kill only"),
     Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(feed, kill, params.du, params.dv, params.dt)"), FAIL,
-         "gets its fields in another order: du = the pair's feed or kill.*feed = params.du's value 0.1.*Parameters takes "
-         "du, dv, feed, kill, dt in that order.*" + _BY_KEYWORD, name="Parameters' fields in another order"),
+         "gets its fields in another order \\(du = the pair's feed or kill.*feed = params.du's value 0.1.*\\): it takes "
+         "du, dv, feed, kill, dt in that order; " + _INSTEAD, name="Parameters' fields in another order"),
     Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(params.du, params.dv, kill, feed, params.dt)"), FAIL,
          "F and k are swapped", name="Parameters with kill and feed swapped"),
     Case("jax 4", _PAIR_PARAMETERS.format(p="Parameters(params.du, params.dv, feed, kill, params.dt)"), PASS, "one vmap",

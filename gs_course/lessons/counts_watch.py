@@ -43,7 +43,6 @@ def counts_made_again(student, what: str):
     again = [shape for shape in made if shape in seen]
     seen.update(made)
     if again:
-        raise NotYet(f"{what} makes the counts on the host at every call (model.window_counts({again[0][0]}, "
-                     f"{again[0][1]}) again, for a grid it has seen) and copies them to the device: each call pays "
-                     "section 1's host-to-device copy. Make them once a grid shape and reuse them: counts = "
-                     "window_counts(rows, cols), the functools.cache'd function")
+        raise NotYet(f"{what} makes the counts on the host and copies them to the device at every call "
+                     f"(model.window_counts({again[0][0]}, {again[0][1]}) again): call the notebook's cached "
+                     "window_counts(rows, cols) instead")

@@ -122,23 +122,26 @@ def _slice(jaxpr, outvars) -> tuple[list, set]:
     return kept[::-1], wanted.intersection(jaxpr.invars)
 
 
-RESTARTS = ("your images do not continue from the scan's carry: each image starts again from the initial state "
-            "(u, v) and runs (i + 1) x nbextrastep steps, (nbimage + 1) / 2 times the steps of one run (about 500 x "
-            "for 1000 images). Carry the state from image to image: one_image(uv, _) runs nbextrastep steps from its "
-            "carry, lax.fori_loop(0, nbextrastep, ..., uv), and returns ((u, v), v)")
+RESTARTS = ("your images do not continue from the scan's carry: each image starts again from (u, v), about nbimage / 2 "
+            "times the work. Run one_image's nbextrastep steps from its carry uv and return ((u, v), v)")
 
 
 def images_restart(scans, grid: tuple) -> str | None:
     """`RESTARTS` where a scan that stacks the images (`scans`, equations) makes each from something
     other than the grids it carries (the initial state closed over, a count of steps carried instead,
-    lax.map's scan without a carry): the values are right, the work grows as nbimage squared. Read from
+    lax.map's scan without a carry): the values are right, the work grows as nbimage squared. The carried
+    grids are any carry whose shape ends in the grid (u and v apart, or stacked as one (2, rows, cols)); a
+    scan that carries none of them but a counter is not told (lax.map's has no carry at all). Read from
     the scan's num_consts and num_carry: where JAX names them otherwise (0.11 drops num_carry), not told."""
     for eqn in scans:
         body, consts, carried = (eqn.params.get(key) for key in ("jaxpr", "num_consts", "num_carry"))
         if body is None or consts is None or carried is None:
             continue
         body = getattr(body, "jaxpr", body)
-        carry = [var for var in body.invars[consts : consts + carried] if getattr(var.aval, "shape", None) == grid]
+        carry = [var for var in body.invars[consts : consts + carried]
+                 if tuple(getattr(var.aval, "shape", ()))[-len(grid):] == grid]
+        if carried and not carry:
+            continue  # a carry of something else than the grids: not read here
         images = [var for var in body.outvars[carried:] if getattr(getattr(var, "aval", None), "shape", None) == grid]
         if images and not set(carry) & _slice(body, images)[1]:
             return RESTARTS

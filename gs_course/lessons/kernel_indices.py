@@ -44,15 +44,22 @@ def evaluate(expression: str, names: dict):
     return None if isinstance(value, tuple) else value
 
 
-def step_names(code: str, rows: int, cols: int, at=None) -> dict:
+def step_names(code: str, rows: int, cols: int, at=None, loops: bool = True) -> dict:
     """The step kernel's integers for every cell (`at` None: arrays of the grid's shape) or for the
-    cell `at` = (row, col), with the int locals the code computes from them."""
+    cell `at` = (row, col), with the int locals the code computes from them; a for loop's variables at
+    their start (one value the loop takes), or left out (`loops` False: an index that holds whatever
+    the loop's iteration)."""
     row, col = np.indices((rows, cols)) if at is None else at
     names = {"row": row, "col": col, "cell": row * cols + col, "rows": rows, "cols": cols}
+    skipped = set() if loops else set(_LOOP_VARIABLE.findall(code))  # for (int dr = 0; ...): 0 at the start only
     for name, value in _int_locals(code):
-        if name not in names and (found := evaluate(value, names)) is not None:
+        if name not in names and name not in skipped and (found := evaluate(value, names)) is not None:
             names[name] = found
     return names
+
+
+#: An int variable declared in a for loop's header, for (int dr = 0; ...): its value changes at every iteration.
+_LOOP_VARIABLE = re.compile(r"\bfor\s*\(\s*(?:const\s+)?(?:unsigned\s+)?(?:int|long|size_t)\s+(\w+)\s*=")
 
 
 def _int_locals(code: str) -> list[tuple[str, str]]:
@@ -88,9 +95,10 @@ def block_left_out(body: str) -> str | None:
 
 def reads_own_cell(body: str, rows: int, cols: int) -> str | None:
     """The read of u or v at the cell itself (u[row * cols + col], u[cell]) that a += of the code adds,
-    an index that does not change with the window's loop: None where there is none."""
+    an index that does not change with the window's loop (its variables left out, not taken at their
+    start: u[(row + dr) * cols + col + dc] with for (int dr = 0; ...) is not the cell): None where there is none."""
     code = without_comments(body)
-    names = step_names(code, rows, cols)
+    names = step_names(code, rows, cols, loops=False)
     for added in re.findall(r"\b\w+\s*\+=([^;]*);", code):
         for array, index in re.findall(r"\b(u|v)\s*\[([^\[\]]*)\]", added):
             k = evaluate(index, names)

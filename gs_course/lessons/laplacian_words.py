@@ -40,13 +40,33 @@ _AS_A_CONVOLUTION = (
 _MODULES = {"jax": "jax.numpy", "cupy": "cupy", "cupynumeric": "cupynumeric"}
 
 
+#: The name each notebook imports its library's array module as, where the student's function does not say.
+_NOTEBOOK_NAMES = {"jax": "jnp", "cupy": "xp", "cupynumeric": "cnp"}
+
+
+def _defined(student):
+    """The Python function under `student`'s wrappers (a decorator's __wrapped__, jax.jit's, a
+    functools.partial's func), whose __globals__ are the notebook's."""
+    for _ in range(16):
+        try:
+            inner = student.func if isinstance(student, functools.partial) else inspect.unwrap(student)
+        except ValueError:  # a cycle of __wrapped__
+            return student
+        if inner is student:
+            return student
+        student = inner
+    return student
+
+
 def _alias(student, library: str | None) -> str:
     """The name the student's notebook gives its library's array module (xp where the CuPy notebook has
-    it, NumPy standing in without a GPU), else the module's own."""
+    it, NumPy standing in without a GPU), else the notebook's own name for it (jnp for JAX), else the module's."""
     module = _MODULES.get(library, "numpy")
-    scope = getattr(inspect.unwrap(student), "__globals__", {})
+    scope = getattr(_defined(student), "__globals__", None) or {}
     names = [name for name, value in scope.items() if isinstance(value, types.ModuleType) and value.__name__ == module]
-    return "xp" if "xp" in names else (names[0] if names else module.rsplit(".", 1)[-1])
+    if names:
+        return "xp" if "xp" in names else names[0]
+    return _NOTEBOOK_NAMES.get(library, module.rsplit(".", 1)[-1])
 
 
 def spoken(hint: str, student, library: str | None, uses: str | None) -> str:
