@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from .check_answers import FAIL, NOT_CHECKED, PASS, Case  # noqa: F401 (the verdicts the cases use)
+from .check_answers import _STEP_BODY, FAIL, NOT_CHECKED, PASS, Case  # noqa: F401 (the verdicts the cases use)
 
 #: The CuPy step kernel's neighbour loop and its update, as the reference answer writes them.
 _NEIGHBOURS = ("lu += u[r * cols + c] - uc;\n            lv += v[r * cols + c] - vc;")
@@ -74,15 +74,8 @@ _TILE = '''
             lv += (in ? tv[ty][tx] : v[r * cols + c]) - vc;
         }
     }'''
-_REFERENCE_HEAD = '''
-    const float uc = u[cell], vc = v[cell];
-    float lu = 0.0f, lv = 0.0f;
-    for (int r = max(row - 1, 0); r <= min(row + 1, rows - 1); ++r) {
-        for (int c = max(col - 1, 0); c <= min(col + 1, cols - 1); ++c) {
-            lu += u[r * cols + c] - uc;
-            lv += v[r * cols + c] - vc;
-        }
-    }'''
+#: The reference step's reads and sums (its Laplacian), as the solved cell writes them.
+_REFERENCE_HEAD = _STEP_BODY.split('step_body = """')[1].split("\n    const float uvv")[0]
 
 PLAYTEST_16_CUPY += [
     # a shared tile read at other threads' cells with no barrier between the stores and the reads

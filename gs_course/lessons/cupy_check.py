@@ -17,7 +17,7 @@ import time
 import numpy as np
 
 from .check_core import PARAMS, NotYet, _checkers_own_copies, _grid, compare, ok, their_errors
-from .hints import checks
+from .hints import checks, takes
 from .kernel_runs import (_gpu_cupy, _gpu_errors_as_hints, _refuse_the_placeholder, c_text, compiles_first,
                           trial_in_a_child)
 from . import cuda_on_cpu, kernel_mistakes
@@ -211,7 +211,9 @@ def _outside_touched(cupy, guards) -> bool:
 def elementwise_update(body: str, laplacian):
     """`body`, the CUDA C of an ElementwiseKernel with UPDATE_INPUTS and UPDATE_OUTPUTS, must compute
     one cell's u_next and v_next: checked as a step with `laplacian`. Returns the kernel (None
-    without a GPU, where the C runs on the CPU if a C++ compiler is here)."""
+    without a GPU, where the C runs on the CPU if a C++ compiler is here). `laplacian`, the student's
+    own, is read from its signature first, as the exercise that wrote it reads it."""
+    takes(laplacian, (None,), "laplacian(a)")
     c_text(body, "your update's body")
     if hint := kernel_mistakes.declared_again(body, "elementwise"):  # named, where it is why it does not compile
         raise NotYet(hint)
