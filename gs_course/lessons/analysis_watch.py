@@ -15,7 +15,6 @@ a function that cannot run on NumPy (CuPy named in it) is not watched, and nothi
 from __future__ import annotations
 
 import contextlib
-import inspect
 import threading
 import tracemalloc
 
@@ -23,7 +22,7 @@ import numpy as np
 
 from .analysis_inputs import batch
 
-from .check_core import NotYet
+from .check_core import NotYet, names_replaced
 
 
 class Reads:
@@ -117,17 +116,12 @@ class _NumpyKeepingWatch:
 @contextlib.contextmanager
 def _as_numpy(student):
     """The student's globals with their array modules (`xp`, the notebook's, and NumPy's names) NumPy keeping
-    the watch, while the call runs; those of the function a decorator wraps (functools.wraps: its own are its
-    module's). The names are the notebook's, module-wide: not thread-safe, a thread of the notebook running
-    meanwhile sees NumPy."""
-    names = getattr(inspect.unwrap(student), "__globals__", {})
-    swapped = {name: module for name, module in names.items()
-               if name in ("xp", "np", "numpy") and hasattr(module, "ndarray") and hasattr(module, "asarray")}
-    names.update(dict.fromkeys(swapped, _NumpyKeepingWatch()))
-    try:
+    the watch, while the call runs (`names_replaced`: module-wide, a thread of the notebook running meanwhile
+    sees NumPy)."""
+    keeping = _NumpyKeepingWatch()
+    with names_replaced(student, lambda name, module: keeping if name in ("xp", "np", "numpy") and hasattr(
+            module, "ndarray") and hasattr(module, "asarray") else None):
         yield
-    finally:
-        names.update(swapped)
 
 
 def reads_of(student, arrays: tuple, others: tuple = ()) -> Reads | None:

@@ -249,6 +249,29 @@ _TO_PYTHON = ("__float__", "__int__", "__bool__", "__index__", "__complex__", "i
 _LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib", "gs_course"}
 
 
+def notebook_of(student) -> dict | None:
+    """The globals of the notebook that defined `student` (of the function a decorator wraps: those of
+    functools.wraps' wrapper are its own module's); None for a callable without them."""
+    return getattr(inspect.unwrap(student), "__globals__", None)
+
+
+@contextlib.contextmanager
+def names_replaced(student, replacement):
+    """The names of `student`'s notebook for which `replacement(name, value)` gives a value (not None)
+    bound to it while the block runs, then restored. The names are module-wide: not thread-safe, a
+    thread of the notebook running meanwhile sees the replacements too."""
+    names = notebook_of(student) or {}
+    kept, new = {}, {}
+    for name, value in list(names.items()):
+        if (other := replacement(name, value)) is not None:
+            kept[name], new[name] = value, other
+    names.update(new)
+    try:
+        yield
+    finally:
+        names.update(kept)
+
+
 def _of_a_library(frame) -> bool:
     """A frame of the course's libraries, or of any installed package (h5py's, ...): never the student's cell."""
     installed = any(part in frame.f_code.co_filename for part in ("site-packages", "dist-packages"))

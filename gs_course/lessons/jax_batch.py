@@ -14,7 +14,7 @@ import itertools
 
 import numpy as np
 
-from .check_core import NotYet, _call, _equations, _jax, _to_numpy, compare, ok
+from .check_core import NotYet, _call, _equations, _jax, _to_numpy, compare, names_replaced, notebook_of, ok
 from .check_slips import GROUPS, run_slips, slipped_step
 from .hints import checks
 from .jax_mistakes import batch_mistakes
@@ -53,16 +53,13 @@ def _notebook_params_at(student, **changed):
     """The notebook's `params` (which the batch exercise's functions read from outside) with
     `changed` while the checker runs: at the school's dt = 1 a step that leaves dt out is right
     by luck. Yields the parameters the reference must use."""
-    notebook = getattr(inspect.unwrap(student), "__globals__", {})  # a batch jitted whole: its Python function's
-    theirs = notebook.get("params")
+    theirs = (notebook_of(student) or {}).get("params")  # a batch jitted whole: its Python function's
     if not isinstance(theirs, Parameters):
         yield Parameters()
         return
-    notebook["params"] = theirs.replace(**changed)
-    try:
-        yield notebook["params"]
-    finally:
-        notebook["params"] = theirs
+    ours = theirs.replace(**changed)
+    with names_replaced(student, lambda name, value: ours if name == "params" and value is theirs else None):
+        yield ours
 
 
 def _combinations(shape: tuple, pairs: int, rows: int, cols: int) -> bool:

@@ -13,12 +13,11 @@ float(), .item()), which also waits, is `check_core`'s.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import sys
 
 import numpy as np
 
-from .check_core import NotYet, _of_a_library
+from .check_core import NotYet, _of_a_library, names_replaced, notebook_of
 from ..model import initial_state, reference_step
 
 #: The most steps a run's result is followed to, to find the number of steps it took.
@@ -30,7 +29,7 @@ def steps_taken(arrays, student, steps: int, p, atol: float, loop: str) -> str |
     the reference's after k steps, k other than steps (0, 1 and steps +- 1 have hints of their own),
     the hint that names k, and the notebook's size.steps_per_image where k is that; else None.
     `loop`: the exercise's loop over its argument steps."""
-    own = getattr(getattr(inspect.unwrap(student), "__globals__", {}).get("size"), "steps_per_image", None)
+    own = getattr((notebook_of(student) or {}).get("size"), "steps_per_image", None)
     limit = min(max(4 * steps + 8, own + 1 if isinstance(own, int) else 0), _FOLLOWED)
     u, v = initial_state(*arrays[0].shape, np.float64)
     for k in range(1, limit + 1):
@@ -71,19 +70,14 @@ def fences_at_most(student, most: int, what: str, steps: int):
     Python issuing with Legate running, which section 2 measures, is gone. Nothing is counted where
     Legate is not here, or where the notebook reaches its runtime by no name of its own."""
     factory = _legate_runtime()
-    scope = getattr(inspect.unwrap(student), "__globals__", None)
-    if factory is None or scope is None:
+    if factory is None:
         yield
         return
     count = [0]
     runtime = _Counting(factory(), count)
-    replaced = {name: value for name, value in scope.items() if value is factory or value is runtime._runtime}
-    scope.update({name: (lambda: runtime) if value is factory else runtime for name, value in replaced.items()})
-    try:
+    with names_replaced(student, lambda name, value: (lambda: runtime) if value is factory
+                        else runtime if value is runtime._runtime else None):
         yield
-    finally:
-        for name, value in replaced.items():
-            scope[name] = value
     if count[0] > most:
         each = "at every call" if most == 0 else f"{count[0]} times in a run of {steps} steps"
         raise NotYet(f"{what} waits for Legate {each} (issue_execution_fence(block=True), the notebook's "
