@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import functools
 import inspect
 import linecache
 import re
@@ -250,9 +251,18 @@ _LIBRARIES = {"cupy", "cupyx", "cupynumeric", "legate", "numpy", "jax", "jaxlib"
 
 
 def notebook_of(student) -> dict | None:
-    """The globals of the notebook that defined `student` (of the function a decorator wraps: those of
-    functools.wraps' wrapper are its own module's); None for a callable without them."""
-    return getattr(inspect.unwrap(student), "__globals__", None)
+    """The globals of the notebook that defined `student`: those of the Python function under its wrappers
+    (a decorator's __wrapped__, jax.jit's, a functools.partial's func), whose own globals are their
+    modules'; None for a callable without them."""
+    for _ in range(16):
+        try:
+            inner = student.func if isinstance(student, functools.partial) else inspect.unwrap(student)
+        except ValueError:  # a cycle of __wrapped__
+            break
+        if inner is student:
+            break
+        student = inner
+    return getattr(student, "__globals__", None)
 
 
 @contextlib.contextmanager

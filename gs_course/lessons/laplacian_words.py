@@ -11,11 +11,10 @@ is rewritten on its way out (`in_its_words`), whichever of its hints it is.
 from __future__ import annotations
 
 import functools
-import inspect
 import re
 import types
 
-from .check_core import NotYet, _library
+from .check_core import NotYet, _library, notebook_of
 
 _NINE_SLICES = "padded[i : i + rows, j : j + cols] for i and j in range(3)"
 
@@ -44,25 +43,11 @@ _MODULES = {"jax": "jax.numpy", "cupy": "cupy", "cupynumeric": "cupynumeric"}
 _NOTEBOOK_NAMES = {"jax": "jnp", "cupy": "xp", "cupynumeric": "cnp"}
 
 
-def _defined(student):
-    """The Python function under `student`'s wrappers (a decorator's __wrapped__, jax.jit's, a
-    functools.partial's func), whose __globals__ are the notebook's."""
-    for _ in range(16):
-        try:
-            inner = student.func if isinstance(student, functools.partial) else inspect.unwrap(student)
-        except ValueError:  # a cycle of __wrapped__
-            return student
-        if inner is student:
-            return student
-        student = inner
-    return student
-
-
 def _alias(student, library: str | None) -> str:
     """The name the student's notebook gives its library's array module (xp where the CuPy notebook has
     it, NumPy standing in without a GPU), else the notebook's own name for it (jnp for JAX), else the module's."""
     module = _MODULES.get(library, "numpy")
-    scope = getattr(_defined(student), "__globals__", None) or {}
+    scope = notebook_of(student) or {}
     names = [name for name, value in scope.items() if isinstance(value, types.ModuleType) and value.__name__ == module]
     if names:
         return "xp" if "xp" in names else names[0]
